@@ -1,0 +1,1 @@
+"""a2aconsole: a web console and service for owners of remote A2A agents."""

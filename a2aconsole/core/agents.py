@@ -1,0 +1,141 @@
+"""`agents.json`: the remote agents of a workspace, parsed and validated per entry.
+
+The file is a JSON array of `{name, url, key?, description?}`. It is read afresh on every call; unknown
+fields of an entry are kept so a rewrite never drops what another tool wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+NAME_PATTERN = re.compile(r"^[a-z0-9-]{1,40}$")
+_KNOWN = ("name", "url", "key", "description")
+
+
+@dataclass
+class AgentEntry:
+    """One remote agent. The key never shows in `repr`."""
+
+    name: str
+    url: str
+    key: str | None = field(default=None, repr=False)
+    description: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __repr__(self) -> str:
+        return f"AgentEntry(name={self.name!r}, url={self.masked_url!r}, key={'set' if self.key else 'unset'})"
+
+    @property
+    def card_url(self) -> str:
+        """Where the public card lives: the URL itself when it ends in `.json`."""
+        if urlsplit(self.url).path.endswith(".json"):
+            return self.url
+        return self.url.rstrip("/") + "/.well-known/agent-card.json"
+
+    @property
+    def origin(self) -> str:
+        p = urlsplit(self.url)
+        return f"{p.scheme}://{p.netloc.rsplit('@', 1)[-1]}".lower()
+
+    @property
+    def masked_url(self) -> str:
+        return mask_url(self.url)
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "url": self.url}
+        if self.key is not None:
+            d["key"] = self.key
+        if self.description is not None:
+            d["description"] = self.description
+        d.update({k: v for k, v in self.extra.items() if k not in _KNOWN})
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> AgentEntry:
+        return cls(
+            name=d["name"],
+            url=d["url"],
+            key=d.get("key"),
+            description=d.get("description"),
+            extra={k: v for k, v in d.items() if k not in _KNOWN},
+        )
+
+
+def mask_url(url: str) -> str:
+    """A URL as scheme, host, port and path only: no user info, query or fragment (they may hold secrets)."""
+    try:
+        p = urlsplit(url)
+        host = p.hostname or ""
+        port = f":{p.port}" if p.port else ""
+    except ValueError:
+        return "(invalid URL)"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{p.scheme}://{host}{port}{p.path}" if p.scheme else "(invalid URL)"
+
+
+def is_http_url(url: object) -> bool:
+    if not isinstance(url, str) or not url or url != url.strip():
+        return False
+    try:
+        p = urlsplit(url)
+        _ = p.port
+    except ValueError:
+        return False
+    return p.scheme in ("http", "https") and bool(p.hostname)
+
+
+def _label(index: int, entry: object) -> str:
+    name = entry.get("name") if isinstance(entry, dict) else None
+    return f"entry {index + 1}" + (f' ("{name}")' if isinstance(name, str) and name else "")
+
+
+def validate_entries(data: object, filename: str = "agents.json") -> tuple[list[AgentEntry], list[str]]:
+    """Valid entries, plus one message per problem naming the entry and the field."""
+    if not isinstance(data, list):
+        return [], [f"{filename}: expected a JSON array of agents, got {type(data).__name__}"]
+    entries: list[AgentEntry] = []
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    for i, raw in enumerate(data):
+        where = f"{filename} {_label(i, raw)}"
+        if not isinstance(raw, dict):
+            problems.append(f"{where}: expected an object with name and url")
+            continue
+        errs: list[str] = []
+        name = raw.get("name")
+        if not isinstance(name, str) or not NAME_PATTERN.match(name):
+            errs.append(f"{where}: name must be 1-40 characters of a-z, 0-9 and -")
+        elif name in seen:
+            errs.append(f"{where}: name is already used by entry {seen[name] + 1}")
+        if not is_http_url(raw.get("url")):
+            errs.append(f"{where}: url must be an absolute http(s) URL")
+        for opt in ("key", "description"):
+            if opt in raw and raw[opt] is not None and not isinstance(raw[opt], str):
+                errs.append(f"{where}: {opt} must be a string")
+        if isinstance(name, str) and name not in seen:
+            seen[name] = i
+        if errs:
+            problems.extend(errs)
+        else:
+            entries.append(AgentEntry.from_json(raw))
+    return entries, problems
+
+
+def parse_agents(text: str, filename: str = "agents.json") -> tuple[list[AgentEntry], list[str], str | None]:
+    """(entries, problems, parse_error). A parse error means no agents at all."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        return [], [], f"{filename} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}"
+    entries, problems = validate_entries(data, filename)
+    return entries, problems, None
+
+
+def dump_agents(entries: list[AgentEntry] | list[dict[str, Any]]) -> bytes:
+    items = [e.to_json() if isinstance(e, AgentEntry) else e for e in entries]
+    return (json.dumps(items, indent=2, ensure_ascii=False) + "\n").encode()

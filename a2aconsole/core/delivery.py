@@ -1,0 +1,45 @@
+"""Where results go: the spec's `IA2AResultDelivery`, as a protocol the Django side implements."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol
+
+from .workspace import Workspace
+
+
+class ResultDelivery(Protocol):
+    """Delivers a finished watch's text to the chat target that asked for it.
+
+    `deliver` returns False when the target cannot take it now (no live session, host down); the text
+    then stays `undelivered` in `pending.json` and is flushed when the target is next reachable.
+    """
+
+    async def deliver(self, target: str, text: str) -> bool: ...
+
+    def workspace_for(self, target: str) -> Workspace | None:
+        """The target's workspace, or None for an unknown target."""
+        ...
+
+    def known_targets(self) -> Iterable[str]: ...
+
+
+class StaticDelivery:
+    """A delivery over a fixed target -> workspace map that records texts in memory (CLI, tests)."""
+
+    def __init__(self, workspaces: dict[str, Workspace], *, available: bool = True) -> None:
+        self.workspaces = dict(workspaces)
+        self.available = available
+        self.delivered: list[tuple[str, str]] = []
+
+    async def deliver(self, target: str, text: str) -> bool:
+        if not self.available or target not in self.workspaces:
+            return False
+        self.delivered.append((target, text))
+        return True
+
+    def workspace_for(self, target: str) -> Workspace | None:
+        return self.workspaces.get(target)
+
+    def known_targets(self) -> Iterable[str]:
+        return list(self.workspaces)

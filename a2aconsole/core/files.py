@@ -1,0 +1,136 @@
+"""Atomic, locked writes of the workspace files, and their versions for optimistic concurrency.
+
+A write goes to a temp file in the same folder, is fsynced, replaces the old file with `os.replace`, and
+the folder is fsynced: a crash at any instant leaves the old or the new file, never a torn one. Writers
+hold the workspace lock: an OS lock (`fcntl.flock` on `.lock`, which excludes other processes and other
+threads alike, since each acquisition opens its own file description) plus an in-process lock that keeps
+the coroutines and threads of one process queued rather than all blocked in the kernel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import hashlib
+import os
+import tempfile
+import threading
+import weakref
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+MISSING_VERSION = "missing"
+
+
+def version_of(data: bytes | None) -> str:
+    """The version of a file's content: a short hash, or `missing` for no file."""
+    if data is None:
+        return MISSING_VERSION
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` atomically and durably."""
+    folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    dir_fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+class FileLock:
+    """The OS lock plus the in-process locks for one lock file. Not reentrant."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._thread_lock = threading.Lock()
+        self._async_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def _os_acquire(self) -> int:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    @staticmethod
+    def _os_release(fd: int) -> None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """Hold the lock from synchronous code (a thread, a management command)."""
+        with self._thread_lock:
+            fd = self._os_acquire()
+            try:
+                yield
+            finally:
+                self._os_release(fd)
+
+    @contextlib.asynccontextmanager
+    async def ahold(self) -> AsyncIterator[None]:
+        """Hold the lock from a coroutine; the event loop is never blocked waiting for it."""
+        loop = asyncio.get_running_loop()
+        alock = self._async_locks.get(loop)
+        if alock is None:
+            alock = self._async_locks[loop] = asyncio.Lock()
+        async with alock:
+            fd = await _acquire_in_thread(self._os_acquire)
+            try:
+                yield
+            finally:
+                self._os_release(fd)
+
+
+async def _acquire_in_thread(acquire: object) -> int:
+    """Run a blocking acquire in a thread; if we are cancelled meanwhile, release what it got."""
+    task = asyncio.ensure_future(asyncio.to_thread(acquire))  # type: ignore[arg-type]
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        fd = await task
+        FileLock._os_release(fd)
+        raise
+
+
+_locks: dict[Path, FileLock] = {}
+_locks_guard = threading.Lock()
+
+
+def lock_for(path: Path) -> FileLock:
+    """The one FileLock object of this process for a lock file, so in-process queuing works."""
+    key = path.resolve()
+    with _locks_guard:
+        lock = _locks.get(key)
+        if lock is None:
+            lock = _locks[key] = FileLock(key)
+        return lock

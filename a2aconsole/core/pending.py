@@ -1,0 +1,81 @@
+"""`pending.json`: the watch records of a workspace (the spec's shape), plus `undelivered` result texts."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+_KNOWN = ("watchId", "target", "agent", "taskId", "contextId", "pushToken", "startedAt", "source", "undelivered")
+SOURCES = ("push", "subscribe", "poll")
+
+
+@dataclass
+class WatchRecord:
+    """One watch. `undelivered` holds a finished result's text until its delivery is confirmed."""
+
+    watch_id: str
+    target: str
+    agent: str
+    task_id: str
+    context_id: str = ""
+    push_token: str | None = field(default=None, repr=False)
+    started_at: str = ""
+    source: str = "poll"
+    undelivered: str | None = field(default=None, repr=False)
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "watchId": self.watch_id,
+            "target": self.target,
+            "agent": self.agent,
+            "taskId": self.task_id,
+            "contextId": self.context_id,
+            "startedAt": self.started_at,
+            "source": self.source,
+        }
+        if self.push_token is not None:
+            d["pushToken"] = self.push_token
+        if self.undelivered is not None:
+            d["undelivered"] = self.undelivered
+        d.update({k: v for k, v in self.extra.items() if k not in _KNOWN})
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> WatchRecord:
+        return cls(
+            watch_id=d["watchId"],
+            target=str(d["target"]),
+            agent=d["agent"],
+            task_id=d["taskId"],
+            context_id=d.get("contextId") or "",
+            push_token=d.get("pushToken"),
+            started_at=d.get("startedAt") or "",
+            source=d.get("source") or "poll",
+            undelivered=d.get("undelivered"),
+            extra={k: v for k, v in d.items() if k not in _KNOWN},
+        )
+
+
+def parse_pending(text: str, filename: str = "pending.json") -> list[WatchRecord]:
+    """All records; raises ValueError with the position when the file is malformed."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{filename} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    if not isinstance(data, list):
+        raise ValueError(f"{filename}: expected a JSON array of watch records")
+    records = []
+    for i, raw in enumerate(data):
+        if not isinstance(raw, dict):
+            raise ValueError(f"{filename} record {i + 1}: expected an object")
+        missing = [k for k in ("watchId", "target", "agent", "taskId") if not isinstance(raw.get(k), str | int)]
+        if missing:
+            raise ValueError(f"{filename} record {i + 1}: missing {', '.join(missing)}")
+        records.append(WatchRecord.from_json(raw))
+    return records
+
+
+def dump_pending(records: list[WatchRecord]) -> bytes:
+    return (json.dumps([r.to_json() for r in records], indent=2, ensure_ascii=False) + "\n").encode()

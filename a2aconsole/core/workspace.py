@@ -1,0 +1,187 @@
+"""A workspace folder and its A2A files: `.volcanic/a2a/agents.json`, `pending.json`, and `inbox/a2a/`.
+
+Reads are fresh on every call (no cache). Every write is atomic and under the workspace lock; a save
+made from a stale version is refused with a ConflictError carrying the current content.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .agents import AgentEntry, dump_agents, parse_agents, validate_entries
+from .errors import ConflictError, FileFormatError, ValidationError
+from .files import FileLock, atomic_write, lock_for, read_bytes, version_of
+from .pending import WatchRecord, dump_pending, parse_pending
+
+
+@dataclass
+class AgentsFile:
+    """What `agents.json` holds now. `entries` are the valid ones; `text` is the raw file (it has keys)."""
+
+    path: Path
+    entries: list[AgentEntry]
+    problems: list[str]
+    parse_error: str | None
+    version: str
+    text: str | None = field(default=None, repr=False)
+
+    @property
+    def exists(self) -> bool:
+        return self.text is not None
+
+    def get(self, name: str) -> AgentEntry | None:
+        return next((e for e in self.entries if e.name == name), None)
+
+
+@dataclass
+class PendingFile:
+    path: Path
+    records: list[WatchRecord]
+    parse_error: str | None
+    version: str
+
+
+class PendingTx:
+    """The records of `pending.json` under the lock; written back on exit if `records` changed."""
+
+    def __init__(self, records: list[WatchRecord]) -> None:
+        self.records = records
+        self._original = [r.to_json() for r in records]
+
+    @property
+    def changed(self) -> bool:
+        return [r.to_json() for r in self.records] != self._original
+
+    def find(self, watch_id: str) -> WatchRecord | None:
+        return next((r for r in self.records if r.watch_id == watch_id), None)
+
+    def remove(self, watch_id: str) -> WatchRecord | None:
+        rec = self.find(watch_id)
+        if rec is not None:
+            self.records.remove(rec)
+        return rec
+
+
+class Workspace:
+    """One workspace folder. Cheap to construct; holds no file content."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root).resolve()
+        self.a2a_dir = self.root / ".volcanic" / "a2a"
+        self.agents_path = self.a2a_dir / "agents.json"
+        self.pending_path = self.a2a_dir / "pending.json"
+        self.inbox_dir = self.root / "inbox" / "a2a"
+
+    def __repr__(self) -> str:
+        return f"Workspace({str(self.root)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Workspace) and other.root == self.root
+
+    def __hash__(self) -> int:
+        return hash(self.root)
+
+    @property
+    def lock(self) -> FileLock:
+        return lock_for(self.a2a_dir / ".lock")
+
+    # agents.json
+
+    def read_agents(self) -> AgentsFile:
+        data = read_bytes(self.agents_path)
+        version = version_of(data)
+        if data is None:
+            return AgentsFile(self.agents_path, [], [], None, version, None)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            err = f"{self.agents_path} is not valid UTF-8 at byte {e.start}"
+            return AgentsFile(self.agents_path, [], [], err, version, data.decode("utf-8", "replace"))
+        entries, problems, parse_error = parse_agents(text, str(self.agents_path))
+        return AgentsFile(self.agents_path, entries, problems, parse_error, version, text)
+
+    def _check_version(self, path: Path, expected: str | None) -> None:
+        data = read_bytes(path)
+        current = version_of(data)
+        if expected is not None and expected != current:
+            text = data.decode("utf-8", "replace") if data is not None else None
+            raise ConflictError(str(path), text, current)
+
+    @staticmethod
+    def _validated(entries: list[AgentEntry] | list[dict]) -> bytes:
+        raw = [e.to_json() if isinstance(e, AgentEntry) else e for e in entries]
+        _, problems = validate_entries(raw)
+        if problems:
+            raise ValidationError(problems)
+        return dump_agents(raw)
+
+    @staticmethod
+    def _validated_text(text: str) -> bytes:
+        _, problems, parse_error = parse_agents(text)
+        if parse_error or problems:
+            raise ValidationError([parse_error] if parse_error else problems)
+        return text.encode()
+
+    def save_agents(self, entries: list[AgentEntry] | list[dict], expected_version: str | None) -> str:
+        """Write the whole list if the file is still at `expected_version` (None: don't check)."""
+        data = self._validated(entries)
+        with self.lock.hold():
+            self._check_version(self.agents_path, expected_version)
+            atomic_write(self.agents_path, data)
+        return version_of(data)
+
+    async def asave_agents(self, entries: list[AgentEntry] | list[dict], expected_version: str | None) -> str:
+        data = self._validated(entries)
+        async with self.lock.ahold():
+            self._check_version(self.agents_path, expected_version)
+            atomic_write(self.agents_path, data)
+        return version_of(data)
+
+    def save_agents_text(self, text: str, expected_version: str | None) -> str:
+        """Write raw text (the owner's raw editor) after validating it; formatting is kept as typed."""
+        data = self._validated_text(text)
+        with self.lock.hold():
+            self._check_version(self.agents_path, expected_version)
+            atomic_write(self.agents_path, data)
+        return version_of(data)
+
+    # pending.json
+
+    def read_pending(self) -> PendingFile:
+        data = read_bytes(self.pending_path)
+        version = version_of(data)
+        if data is None:
+            return PendingFile(self.pending_path, [], None, version)
+        try:
+            records = parse_pending(data.decode("utf-8"), str(self.pending_path))
+        except (ValueError, UnicodeDecodeError) as e:
+            return PendingFile(self.pending_path, [], str(e), version)
+        return PendingFile(self.pending_path, records, None, version)
+
+    def _load_for_tx(self) -> PendingTx:
+        pf = self.read_pending()
+        if pf.parse_error:
+            raise FileFormatError(str(self.pending_path), pf.parse_error)
+        return PendingTx(pf.records)
+
+    def _commit(self, tx: PendingTx) -> None:
+        if tx.changed:
+            atomic_write(self.pending_path, dump_pending(tx.records))
+
+    @contextlib.asynccontextmanager
+    async def pending_tx(self) -> AsyncIterator[PendingTx]:
+        """Read-modify-write `pending.json` under the lock. A malformed file raises and is left alone."""
+        async with self.lock.ahold():
+            tx = self._load_for_tx()
+            yield tx
+            self._commit(tx)
+
+    @contextlib.contextmanager
+    def pending_tx_sync(self) -> Iterator[PendingTx]:
+        with self.lock.hold():
+            tx = self._load_for_tx()
+            yield tx
+            self._commit(tx)

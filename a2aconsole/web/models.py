@@ -1,0 +1,75 @@
+"""What the database holds: chat targets, their web inbox, and each task's event history.
+
+Agents and watches are NOT here: `agents.json` and `pending.json` are the truth for those.
+"""
+
+from __future__ import annotations
+
+from django.core.validators import RegexValidator
+from django.db import models
+
+target_id_validator = RegexValidator(
+    r"^[a-z0-9][a-z0-9_-]{0,63}$", "Use 1-64 of a-z, 0-9, _ and -, starting with a letter or digit."
+)
+
+
+class ChatTarget(models.Model):
+    """A chat that asks agents for work and receives their results (the spec's session / target)."""
+
+    BACKENDS = [("web", "Console inbox"), ("telegram", "Telegram"), ("webhook", "Webhook")]
+
+    id = models.CharField(primary_key=True, max_length=64, validators=[target_id_validator])
+    name = models.CharField(max_length=200)
+    workspace = models.CharField(max_length=1000, help_text="Absolute path of the workspace folder")
+    backend = models.CharField(max_length=20, choices=BACKENDS, default="web")
+    backend_settings = models.JSONField(default=dict, blank=True)
+    inbound_hops = models.PositiveIntegerField(default=0)
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.id})"
+
+
+class InboxItem(models.Model):
+    """A result delivered to a chat target's inbox (the `web` backend), or a copy of one sent elsewhere."""
+
+    target = models.ForeignKey(ChatTarget, on_delete=models.CASCADE, related_name="inbox")
+    watch_id = models.CharField(max_length=100, blank=True, db_index=True)
+    agent = models.CharField(max_length=40, blank=True)
+    task_id = models.CharField(max_length=200, blank=True, db_index=True)
+    context_id = models.CharField(max_length=200, blank=True)
+    state = models.CharField(max_length=40, blank=True)
+    text = models.TextField()
+    delivered = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["target", "watch_id"], condition=~models.Q(watch_id=""), name="inbox_once_per_watch"
+            )
+        ]
+
+
+class TaskEvent(models.Model):
+    """One thing that happened to a remote task: state change, message, artifact, watch armed/ended, delivery."""
+
+    workspace = models.CharField(max_length=1000)
+    agent = models.CharField(max_length=40, db_index=True)
+    task_id = models.CharField(max_length=200, db_index=True)
+    context_id = models.CharField(max_length=200, blank=True)
+    target = models.CharField(max_length=64, blank=True, db_index=True)
+    kind = models.CharField(max_length=40)
+    state = models.CharField(max_length=40, blank=True)
+    text = models.TextField(blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]

@@ -1,0 +1,297 @@
+"""Real A2A agents for tests, built on a2a-sdk's own server and served by uvicorn on 127.0.0.1.
+
+One scripted executor; the first word of the user's text picks the scenario:
+
+- `hello ...`         completes at once with `echo: <text>` (status message and a text artifact)
+- `slow <seconds>`    works that long (real time), then completes with `slow result`
+- `hold <gate>`       works until the test calls `agent.release(gate)` (no sleeps in tests), then completes
+- `ask`               asks "Which colour?" (input-required); the answer completes with `got answer: <text>`
+- `auth`              asks for auth (auth-required)
+- `file`              completes with a PDF file artifact plus a URL part
+- `bigfile <bytes>`   completes with a file artifact of that many bytes
+- `fail`              fails with `boom: cannot do that`
+- `message`           answers with a message only (no task)
+
+Agent options (per server): api key required, bearer-only card, streaming, push, extended card,
+message-only, a 0.3 compat server. Every request is recorded (headers lower-case, message parts and metadata).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import uvicorn
+from a2a.helpers import new_raw_part, new_task_from_user_message, new_text_message, new_text_part, new_url_part
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.tasks import BasePushNotificationSender, InMemoryPushNotificationConfigStore, InMemoryTaskStore
+from a2a.server.tasks.task_updater import TaskUpdater
+from a2a.types import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    APIKeySecurityScheme,
+    HTTPAuthSecurityScheme,
+    SecurityRequirement,
+    SecurityScheme,
+    StringList,
+    TaskState,
+)
+from google.protobuf.json_format import MessageToDict
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+
+PDF_BYTES = b"%PDF-1.4\n% a2aconsole test file\n" + b"x" * 64
+
+
+@dataclass
+class Received:
+    """One message the agent got: its text, parts (as JSON dicts), metadata and the request headers."""
+
+    text: str
+    parts: list[dict[str, Any]]
+    metadata: dict[str, Any]
+    headers: dict[str, str]
+    task_id: str
+    context_id: str
+
+
+@dataclass
+class AgentOptions:
+    name: str = "Loopback test agent"
+    description: str = "A scripted agent for tests"
+    key: str | None = None
+    bearer_only: bool = False
+    streaming: bool = True
+    push: bool = True
+    extended: bool = False
+    message_only: bool = False
+    skills: list[AgentSkill] = field(
+        default_factory=lambda: [
+            AgentSkill(
+                id="echo",
+                name="Echo",
+                description="Repeats what it is told",
+                tags=["test"],
+                examples=["hello there", "hello again"],
+            ),
+            AgentSkill(id="files", name="Files", description="Returns a PDF report", tags=["test"], examples=["file"]),
+        ]
+    )
+
+
+class ScriptedExecutor(AgentExecutor):
+    def __init__(self, agent: TestAgent) -> None:
+        self.agent = agent
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        text = context.get_user_input()
+        headers = dict((context.call_context.state or {}).get("headers", {})) if context.call_context else {}
+        msg = context.message
+        self.agent.received.append(
+            Received(
+                text=text,
+                parts=[MessageToDict(p) for p in msg.parts] if msg else [],
+                metadata=MessageToDict(msg.metadata) if msg else {},
+                headers=headers,
+                task_id=context.task_id or "",
+                context_id=context.context_id or "",
+            )
+        )
+        if self.agent.options.message_only or text.startswith("message"):
+            await event_queue.enqueue_event(new_text_message(f"echo: {text}", context_id=context.context_id))
+            return
+        task = context.current_task
+        if task is None:
+            task = new_task_from_user_message(context.message)
+            await event_queue.enqueue_event(task)
+        up = TaskUpdater(event_queue, task.id, task.context_id)
+        if task.status.state in (TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED):
+            await up.add_artifact([new_text_part(f"got answer: {text}")], name="answer")
+            await up.complete(up.new_agent_message([new_text_part(f"got answer: {text}")]))
+            return
+        word, _, rest = text.strip().partition(" ")
+        if word == "slow":
+            await up.start_work(up.new_agent_message([new_text_part("working...")]))
+            await asyncio.sleep(float(rest or "1"))
+            await up.add_artifact([new_text_part("slow result")], name="result")
+            await up.complete(up.new_agent_message([new_text_part("slow result")]))
+        elif word == "hold":
+            await up.start_work(up.new_agent_message([new_text_part(f"holding {rest}")]))
+            await self.agent.gate(rest).wait()
+            await up.add_artifact([new_text_part(f"released {rest}")], name="result")
+            await up.complete(up.new_agent_message([new_text_part(f"released {rest}")]))
+        elif word == "ask":
+            await up.requires_input(up.new_agent_message([new_text_part("Which colour?")]))
+        elif word == "auth":
+            await up.requires_auth(up.new_agent_message([new_text_part("Please sign in at the agent")]))
+        elif word == "file":
+            await up.add_artifact(
+                [
+                    new_raw_part(PDF_BYTES, media_type="application/pdf", filename="report.pdf"),
+                    new_url_part("https://files.example/r.pdf", media_type="application/pdf", filename="r.pdf"),
+                ],
+                name="report",
+            )
+            await up.complete(up.new_agent_message([new_text_part("here is the report")]))
+        elif word == "bigfile":
+            size = int(rest or "1000")
+            await up.add_artifact(
+                [new_raw_part(b"b" * size, media_type="application/octet-stream", filename="big.bin")], name="big"
+            )
+            await up.complete(up.new_agent_message([new_text_part("big file attached")]))
+        elif word == "fail":
+            await up.failed(up.new_agent_message([new_text_part("boom: cannot do that")]))
+        else:
+            await up.add_artifact([new_text_part(f"echo: {text}")], name="result")
+            await up.complete(up.new_agent_message([new_text_part(f"echo: {text}")]))
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        up = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await up.cancel(up.new_agent_message([new_text_part("cancelled by request")]))
+
+
+class _KeyMiddleware:
+    def __init__(self, app: Any, agent: TestAgent) -> None:
+        self.app, self.agent = app, agent
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            h = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+            self.agent.requests.append((scope["method"], scope["path"], h))
+            key = self.agent.options.key
+            public = scope["path"] == "/.well-known/agent-card.json"
+            if key and not public:
+                ok = (
+                    h.get("authorization") == f"Bearer {key}"
+                    if self.agent.options.bearer_only
+                    else h.get("x-api-key") == key
+                )
+                if not ok:
+                    await JSONResponse({"error": "unauthorized"}, status_code=401)(scope, receive, send)
+                    return
+            if self.agent.card_delay and public:
+                await asyncio.sleep(self.agent.card_delay)
+        await self.app(scope, receive, send)
+
+
+class TestAgent:
+    """A running agent. `url` is its base URL; `received` and `requests` record what it got."""
+
+    __test__ = False
+
+    def __init__(self, options: AgentOptions | None = None) -> None:
+        self.options = options or AgentOptions()
+        self.received: list[Received] = []
+        self.requests: list[tuple[str, str, dict[str, str]]] = []
+        self.card_delay = 0.0
+        self._gates: dict[str, asyncio.Event] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        self._sock = sock
+        self.port = sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.card = self._card()
+        self.server: uvicorn.Server | None = None
+        self.thread: threading.Thread | None = None
+
+    def _card(self) -> AgentCard:
+        o = self.options
+        card = AgentCard(
+            name=o.name,
+            description=o.description,
+            version="1.0.0",
+            supported_interfaces=[AgentInterface(url=self.url, protocol_binding="JSONRPC", protocol_version="1.0")],
+            capabilities=AgentCapabilities(
+                streaming=o.streaming, push_notifications=o.push, extended_agent_card=o.extended
+            ),
+            default_input_modes=["text/plain"],
+            default_output_modes=["text/plain"],
+            skills=o.skills,
+        )
+        if o.key:
+            if o.bearer_only:
+                scheme = SecurityScheme(http_auth_security_scheme=HTTPAuthSecurityScheme(scheme="bearer"))
+                name = "bearer"
+            else:
+                scheme = SecurityScheme(
+                    api_key_security_scheme=APIKeySecurityScheme(location="header", name="X-API-Key")
+                )
+                name = "apikey"
+            card.security_schemes[name].CopyFrom(scheme)
+            card.security_requirements.append(SecurityRequirement(schemes={name: StringList(list=[])}))
+        return card
+
+    def gate(self, name: str) -> asyncio.Event:
+        ev = self._gates.get(name)
+        if ev is None:
+            ev = self._gates[name] = asyncio.Event()
+        return ev
+
+    def release(self, name: str) -> None:
+        """Let every `hold <name>` task complete (thread-safe; callable from any loop or thread)."""
+        assert self._loop is not None
+        self._loop.call_soon_threadsafe(lambda: self.gate(name).set())
+
+    def start(self) -> TestAgent:
+        o = self.options
+        extended = None
+        if o.extended:
+            extended = AgentCard()
+            extended.CopyFrom(self.card)
+            extended.description = o.description + " (extended)"
+            extended.skills.append(
+                AgentSkill(id="secret", name="Secret", description="Only for key holders", tags=["test"])
+            )
+        push_store = InMemoryPushNotificationConfigStore()
+        handler = DefaultRequestHandler(
+            agent_executor=ScriptedExecutor(self),
+            task_store=InMemoryTaskStore(),
+            agent_card=self.card,
+            push_config_store=push_store if o.push else None,
+            push_sender=BasePushNotificationSender(httpx.AsyncClient(), push_store) if o.push else None,
+            extended_agent_card=extended,
+        )
+        routes = create_agent_card_routes(self.card) + create_jsonrpc_routes(handler, rpc_url="/")
+        app = _KeyMiddleware(Starlette(routes=routes), self)
+        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            loop.run_until_complete(self.server.serve(sockets=[self._sock]))  # type: ignore[union-attr]
+            loop.close()
+
+        self.thread = threading.Thread(target=run, daemon=True, name=f"agent-{self.port}")
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("test agent did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        if self.server is not None:
+            if self._loop is not None:
+                for ev in list(self._gates.values()):
+                    self._loop.call_soon_threadsafe(ev.set)
+            self.server.should_exit = True
+            if self.thread is not None:
+                self.thread.join(timeout=10)
+        self._sock.close()
+
+
+def start_agent(**options: Any) -> TestAgent:
+    return TestAgent(AgentOptions(**options)).start()
