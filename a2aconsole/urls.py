@@ -2,6 +2,10 @@
 
 from django.urls import include, path
 
+from a2aconsole.web.views import push
+
 urlpatterns = [
+    path("a2a/push/<str:watch_id>", push.receive, name="a2a-push"),
+    path("api/v1/", include("a2aconsole.api.urls")),
     path("", include("a2aconsole.web.urls")),
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
+from .pending import WatchRecord
 from .workspace import Workspace
 
 
@@ -15,7 +16,9 @@ class ResultDelivery(Protocol):
     then stays `undelivered` in `pending.json` and is flushed when the target is next reachable.
     """
 
-    async def deliver(self, target: str, text: str) -> bool: ...
+    async def deliver(self, target: str, text: str, record: WatchRecord | None = None) -> bool:
+        """`record` is the finished watch (watchId, agent, taskId, contextId; `extra["state"]`), if any."""
+        ...
 
     def workspace_for(self, target: str) -> Workspace | None:
         """The target's workspace, or None for an unknown target."""
@@ -32,7 +35,7 @@ class StaticDelivery:
         self.available = available
         self.delivered: list[tuple[str, str]] = []
 
-    async def deliver(self, target: str, text: str) -> bool:
+    async def deliver(self, target: str, text: str, record: WatchRecord | None = None) -> bool:
         if not self.available or target not in self.workspaces:
             return False
         self.delivered.append((target, text))
