@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-NAME_PATTERN = re.compile(r"^[a-z0-9-]{1,40}$")
+NAME_PATTERN = re.compile(r"^[a-z0-9-]{1,40}\Z")  # \Z: `$` would let a trailing newline through
 _KNOWN = ("name", "url", "key", "description")
 
 
@@ -79,7 +79,7 @@ def mask_url(url: str) -> str:
 
 
 def is_http_url(url: object) -> bool:
-    if not isinstance(url, str) or not url or url != url.strip():
+    if not isinstance(url, str) or not url or any(c.isspace() for c in url):
         return False
     try:
         p = urlsplit(url)

@@ -15,7 +15,7 @@ class FileFormatError(A2AConsoleError):
     """A workspace file is malformed (bad JSON or a bad shape); the message names the file and the position."""
 
     def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
+        super().__init__(message if message.startswith(path) else f"{path}: {message}")
         self.path = path
         self.detail = message
 

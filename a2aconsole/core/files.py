@@ -14,6 +14,7 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import stat
 import tempfile
 import threading
 import weakref
@@ -44,6 +45,9 @@ def atomic_write(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:
+            # Keep the file's mode, so a rewrite never locks out a reader; a new file stays 0600 (it may hold keys).
+            with contextlib.suppress(FileNotFoundError):
+                os.fchmod(f.fileno(), stat.S_IMODE(os.stat(path).st_mode))
             f.write(data)
             f.flush()
             os.fsync(f.fileno())

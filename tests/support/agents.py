@@ -19,6 +19,7 @@ message-only, a 0.3 compat server. Every request is recorded (headers lower-case
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import threading
 import time
@@ -27,6 +28,7 @@ from typing import Any
 
 import httpx
 import uvicorn
+from a2a.compat.v0_3.conversions import to_compat_agent_card
 from a2a.helpers import new_raw_part, new_task_from_user_message, new_text_message, new_text_part, new_url_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
@@ -46,9 +48,11 @@ from a2a.types import (
     StringList,
     TaskState,
 )
+from a2a.utils.errors import InvalidParamsError
 from google.protobuf.json_format import MessageToDict
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 PDF_BYTES = b"%PDF-1.4\n% a2aconsole test file\n" + b"x" * 64
 
@@ -75,6 +79,10 @@ class AgentOptions:
     push: bool = True
     extended: bool = False
     message_only: bool = False
+    interface_url: str | None = None  # the card's interface URL, when it should point elsewhere (key-origin tests)
+    drop_streams: bool = False  # answer SubscribeToTask with a stream that ends at once (a dropped stream)
+    legacy: bool = False  # speak protocol 0.3: a legacy card (url, protocolVersion 0.3.0) and the 0.3 JSON-RPC methods
+    one_task_per_context: bool = False  # refuse a new task in a context whose `hold` task still runs ("busy")
     skills: list[AgentSkill] = field(
         default_factory=lambda: [
             AgentSkill(
@@ -111,6 +119,8 @@ class ScriptedExecutor(AgentExecutor):
             await event_queue.enqueue_event(new_text_message(f"echo: {text}", context_id=context.context_id))
             return
         task = context.current_task
+        if task is None and self.agent.options.one_task_per_context and context.context_id in self.agent.busy:
+            raise InvalidParamsError(message=f"context {context.context_id} is busy with another task")
         if task is None:
             task = new_task_from_user_message(context.message)
             await event_queue.enqueue_event(task)
@@ -127,9 +137,12 @@ class ScriptedExecutor(AgentExecutor):
             await up.complete(up.new_agent_message([new_text_part("slow result")]))
         elif word == "hold":
             await up.start_work(up.new_agent_message([new_text_part(f"holding {rest}")]))
+            self.agent.busy.add(task.context_id)
             await self.agent.gate(rest).wait()
+            self.agent.busy.discard(task.context_id)
             await up.add_artifact([new_text_part(f"released {rest}")], name="result")
             await up.complete(up.new_agent_message([new_text_part(f"released {rest}")]))
+            self.agent.finished.append(task.id)
         elif word == "ask":
             await up.requires_input(up.new_agent_message([new_text_part("Which colour?")]))
         elif word == "auth":
@@ -181,7 +194,52 @@ class _KeyMiddleware:
                     return
             if self.agent.card_delay and public:
                 await asyncio.sleep(self.agent.card_delay)
+            if scope["method"] == "POST":
+                receive = await self._record_method(receive)
+                if self.agent.options.drop_streams and self.agent.methods[-1] == "SubscribeToTask":
+                    await send(
+                        {
+                            "type": "http.response.start",
+                            "status": 200,
+                            "headers": [(b"content-type", b"text/event-stream")],
+                        }
+                    )
+                    await send({"type": "http.response.body", "body": b""})
+                    return
         await self.app(scope, receive, send)
+
+    async def _record_method(self, receive: Any) -> Any:
+        """Read the JSON-RPC body to record its method (`agent.methods`), then replay it to the app."""
+        chunks, more = [], True
+        while more:
+            msg = await receive()
+            chunks.append(msg.get("body", b""))
+            more = msg.get("more_body", False) and msg["type"] == "http.request"
+        body = b"".join(chunks)
+        try:
+            method = json.loads(body).get("method", "")
+        except (ValueError, AttributeError):
+            method = ""
+        self.agent.methods.append(method if isinstance(method, str) else "")
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return replay
+
+
+async def _end_leftover_tasks() -> None:
+    """Cancel what still runs when the server stops (held work, open streams) and let it finish, so it is not
+    reported as "destroyed but pending" in a later test."""
+    leftover = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for t in leftover:
+        t.cancel()
+    await asyncio.gather(*leftover, return_exceptions=True)
 
 
 class TestAgent:
@@ -194,9 +252,14 @@ class TestAgent:
         self.received: list[Received] = []
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         self.card_delay = 0.0
+        self.methods: list[str] = []  # the JSON-RPC method of every POST, in order (SendMessage, GetTask, ...)
+        self.busy: set[str] = set()  # contexts with a running `hold` task
+        self.finished: list[str] = []  # ids of `hold` tasks that completed (a test can wait for one)
         self._gates: dict[str, asyncio.Event] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
-        sock = socket.socket()
+        # proto given explicitly: asyncio sets TCP_NODELAY only on IPPROTO_TCP sockets; without it every
+        # keep-alive response waits ~40 ms for a delayed ACK (Nagle)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         self._sock = sock
@@ -212,7 +275,13 @@ class TestAgent:
             name=o.name,
             description=o.description,
             version="1.0.0",
-            supported_interfaces=[AgentInterface(url=self.url, protocol_binding="JSONRPC", protocol_version="1.0")],
+            supported_interfaces=[
+                AgentInterface(
+                    url=o.interface_url or self.url,
+                    protocol_binding="JSONRPC",
+                    protocol_version="0.3.0" if o.legacy else "1.0",
+                )
+            ],
             capabilities=AgentCapabilities(
                 streaming=o.streaming, push_notifications=o.push, extended_agent_card=o.extended
             ),
@@ -255,15 +324,25 @@ class TestAgent:
                 AgentSkill(id="secret", name="Secret", description="Only for key holders", tags=["test"])
             )
         push_store = InMemoryPushNotificationConfigStore()
+        push_http = httpx.AsyncClient()  # closed when the server stops, so no socket outlives the agent
         handler = DefaultRequestHandler(
             agent_executor=ScriptedExecutor(self),
             task_store=InMemoryTaskStore(),
             agent_card=self.card,
             push_config_store=push_store if o.push else None,
-            push_sender=BasePushNotificationSender(httpx.AsyncClient(), push_store) if o.push else None,
+            push_sender=BasePushNotificationSender(push_http, push_store) if o.push else None,
             extended_agent_card=extended,
         )
-        routes = create_agent_card_routes(self.card) + create_jsonrpc_routes(handler, rpc_url="/")
+        if o.legacy:
+            legacy_card = to_compat_agent_card(self.card).model_dump(mode="json", by_alias=True, exclude_none=True)
+
+            async def card_json(request: Any) -> JSONResponse:
+                return JSONResponse(legacy_card)
+
+            routes = [Route("/.well-known/agent-card.json", card_json)]
+            routes += create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True)
+        else:
+            routes = create_agent_card_routes(self.card) + create_jsonrpc_routes(handler, rpc_url="/")
         app = _KeyMiddleware(Starlette(routes=routes), self)
         self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
 
@@ -271,6 +350,8 @@ class TestAgent:
             loop = asyncio.new_event_loop()
             self._loop = loop
             loop.run_until_complete(self.server.serve(sockets=[self._sock]))  # type: ignore[union-attr]
+            loop.run_until_complete(_end_leftover_tasks())
+            loop.run_until_complete(push_http.aclose())
             loop.close()
 
         self.thread = threading.Thread(target=run, daemon=True, name=f"agent-{self.port}")

@@ -1,0 +1,78 @@
+"""Connections shared by the watches of one process, one per (workspace, agent entry).
+
+Ten thousand watches on one agent need one card and one SDK client, not ten thousand. A connection is
+reused while the entry's url and key stay the same and replaced when they change or a call through it
+failed; a second request for a connection being made joins the one in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from .agents import AgentEntry
+from .client import Connection, Remote
+from .workspace import AgentsFile, Workspace
+
+_Key = tuple[Path, str]
+
+
+def _same(a: AgentEntry, b: AgentEntry) -> bool:
+    return a.url == b.url and a.key == b.key
+
+
+class ConnectionPool:
+    """Connections by (workspace root, agent name), plus a stat-checked view of each `agents.json`."""
+
+    def __init__(self, remote: Remote) -> None:
+        self.remote = remote
+        self._conns: dict[_Key, Connection] = {}
+        self._inflight: dict[_Key, tuple[AgentEntry, asyncio.Future[Connection]]] = {}
+        self._agents: dict[Path, tuple[tuple[int, int, int], AgentsFile]] = {}
+
+    def agents(self, ws: Workspace) -> AgentsFile:
+        """The workspace's agents.json as it is now: re-read whenever the file's inode, size or mtime moved.
+
+        Every watch check looks the agent up afresh; the stat check only spares parsing an unchanged file.
+        """
+        try:
+            st = os.stat(ws.agents_path)
+            sig = (st.st_ino, st.st_size, st.st_mtime_ns)
+        except FileNotFoundError:
+            sig = (0, -1, 0)
+        cached = self._agents.get(ws.root)
+        if cached is not None and cached[0] == sig:
+            return cached[1]
+        af = ws.read_agents()
+        self._agents[ws.root] = (sig, af)
+        return af
+
+    async def get(self, ws: Workspace, entry: AgentEntry) -> Connection:
+        """A connection for this entry (its card fetched once); raises RemoteError when the agent can't be reached."""
+        key = (ws.root, entry.name)
+        conn = self._conns.get(key)
+        if conn is not None and _same(conn.entry, entry):
+            return conn
+        pending = self._inflight.get(key)
+        if pending is None or not _same(pending[0], entry):
+            fut = asyncio.ensure_future(self.remote.connect(entry))
+            pending = self._inflight[key] = (entry, fut)
+            fut.add_done_callback(lambda f, key=key, entry=entry: self._settle(key, entry, f))
+        return await asyncio.shield(pending[1])
+
+    def _settle(self, key: _Key, entry: AgentEntry, fut: asyncio.Future[Connection]) -> None:
+        current = self._inflight.get(key)
+        if current is not None and current[1] is fut:
+            del self._inflight[key]
+        if not fut.cancelled() and fut.exception() is None and (current is None or current[1] is fut):
+            self._conns[key] = fut.result()
+
+    def drop(self, ws: Workspace, conn: Connection | None) -> None:
+        """Forget a connection after a failed call, so the next check fetches the card again."""
+        key = (ws.root, conn.entry.name if conn is not None else "")
+        if conn is not None and self._conns.get(key) is conn:
+            del self._conns[key]
+
+    def __len__(self) -> int:
+        return len(self._conns)

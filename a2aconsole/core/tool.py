@@ -1,0 +1,686 @@
+"""The `a2a` tool: `agents`, `send`, `status`, `cancel`, one object for the model, the console, the CLI and the API.
+
+`run` never raises: every failure becomes `{"error": "..."}` naming the agent and what to do, and no
+result or error ever holds a key (keys stay inside `client.py`'s per-call headers). `agents.json` is
+read afresh on every call. A send that outlives `WaitSeconds` is handed to a watch: its record is written
+to `pending.json` first (the files are the truth), then the watch control is told to arm it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import mimetypes
+import os
+import secrets
+import stat
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from a2a.types import Message, Part, Role, Task, TaskArtifactUpdateEvent
+
+from .agents import AgentEntry
+from .client import Connection, Remote, RemoteError
+from .clock import Clock, SystemClock
+from .config import ClientSettings
+from .errors import A2AConsoleError, FileFormatError
+from .events import ERROR, QUESTION, RESULT, SENT, STATE, Event, EventSink
+from .pending import WatchRecord
+from .results import (
+    WORKING_NOTE,
+    is_interrupted,
+    is_settled,
+    is_terminal,
+    message_outcome,
+    message_text,
+    state_name,
+    task_outcome,
+)
+from .workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+ACTIONS = ("agents", "send", "status", "cancel")
+HOPS_KEY = "volcanic.hops"
+_POLL_FIRST = 0.5
+_POLL_MAX = 2.0
+CARD_TTL = 60.0
+
+TOOL_SCHEMA: dict[str, Any] = {
+    "name": "a2a",
+    "description": (
+        "Use remote agents over the A2A protocol. action=agents lists them with their skills; action=send hands "
+        "one a message (and workspace files) and returns its answer, its question (answer with send and the "
+        "taskId), or, for long work, a note that the result will arrive in this conversation by itself; "
+        "action=status checks a task; action=cancel cancels one."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "enum": list(ACTIONS), "description": "what to do"},
+            "agent": {"type": "string", "description": "the agent's name from action=agents (send, status, cancel)"},
+            "message": {"type": "string", "description": "the text to send (send)"},
+            "contextId": {"type": "string", "description": "continue this conversation with the agent (send)"},
+            "taskId": {
+                "type": "string",
+                "description": "the task to answer (send after a question), check (status) or cancel (cancel)",
+            },
+            "files": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "workspace-relative paths of files to attach (send)",
+            },
+        },
+        "required": ["action"],
+        "additionalProperties": False,
+    },
+}
+
+
+class WatchControl(Protocol):
+    """What the tool needs from the watch registry (the registry implements it; PendingFileWatches is file-only)."""
+
+    async def arm(self, workspace: Workspace, record: WatchRecord) -> None:
+        """Start watching `record`, which is already in `pending.json`."""
+        ...
+
+    async def stop_watching(self, workspace: Workspace, target: str, agent: str, task_id: str) -> WatchRecord | None:
+        """End the watch of (target, agent, task): out of the map AND `pending.json`; the removed record or None."""
+        ...
+
+    async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
+        """Put a stopped watch back (same id, token and start): write it to `pending.json` and arm it."""
+        ...
+
+
+def _matches(r: WatchRecord, target: str, agent: str, task_id: str) -> bool:
+    return r.target == target and r.agent == agent and r.task_id == task_id
+
+
+class PendingFileWatches:
+    """Watches as records in `pending.json` only, for processes without a registry (the CLI).
+
+    A worker that scans the workspace picks the records up later.
+    """
+
+    async def arm(self, workspace: Workspace, record: WatchRecord) -> None:
+        return None
+
+    async def stop_watching(self, workspace: Workspace, target: str, agent: str, task_id: str) -> WatchRecord | None:
+        async with workspace.pending_tx() as tx:
+            found = [r for r in tx.records if _matches(r, target, agent, task_id)]
+            for r in found:
+                tx.records.remove(r)
+        return found[0] if found else None
+
+    async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
+        async with workspace.pending_tx() as tx:
+            if tx.find(record.watch_id) is None:
+                tx.records.append(record)
+
+
+def _err(message: str, **extra: Any) -> dict[str, Any]:
+    return {"error": message, **extra}
+
+
+def _apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> None:
+    """Fold a streamed artifact update into a task: a new artifact, a replacement, or appended parts."""
+    art = event.artifact
+    existing = next((a for a in task.artifacts if a.artifact_id == art.artifact_id), None)
+    if existing is None:
+        task.artifacts.append(art)
+    elif event.append:
+        existing.parts.extend(art.parts)
+    else:
+        existing.CopyFrom(art)
+
+
+def _has_files(task: Task) -> bool:
+    messages = [task.status.message] if task.status.HasField("message") else []
+    parts = [p for m in messages for p in m.parts] + [p for a in task.artifacts for p in a.parts]
+    return any(p.WhichOneof("content") == "raw" for p in parts)
+
+
+class ToolError(A2AConsoleError):
+    """A failure already phrased for the caller (bad arguments, unknown agent, refused attachment)."""
+
+
+class A2ATool:
+    """The tool. Parts are passed in; one instance serves every target and workspace of the process."""
+
+    def __init__(
+        self,
+        remote: Remote,
+        settings: ClientSettings,
+        workspace_for: Callable[[str], Workspace | None],
+        hops_for: Callable[[str], int] = lambda t: 0,
+        watches: WatchControl | None = None,
+        events: EventSink | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.remote = remote
+        self.settings = settings
+        self.workspace_for = workspace_for
+        self.hops_for = hops_for
+        self.watches: WatchControl = watches or PendingFileWatches()
+        self.events = events
+        self.clock: Clock = clock or SystemClock()
+        self._connections: dict[tuple[str, str, str | None], tuple[Connection, float]] = {}
+
+    async def _connect(self, entry: AgentEntry) -> Connection:
+        """A connection for the entry as it is now; cards are reused for CARD_TTL seconds, and a changed
+        entry (url, key) or a failed call makes a fresh one."""
+        cache_key = (entry.name, entry.url, entry.key)
+        now = self.clock.monotonic()
+        hit = self._connections.get(cache_key)
+        if hit is not None and now - hit[1] < CARD_TTL:
+            return hit[0]
+        conn = await self.remote.connect(entry)
+        for k in [k for k in self._connections if k[0] == entry.name]:
+            del self._connections[k]
+        self._connections[cache_key] = (conn, now)
+        return conn
+
+    def _forget(self, entry: AgentEntry) -> None:
+        self._connections.pop((entry.name, entry.url, entry.key), None)
+
+    # entry point
+
+    async def run(self, action: str, args: dict[str, Any] | None, target: str) -> dict[str, Any]:
+        """Do one action for a chat target; never raises (except cancellation of the caller)."""
+        args = dict(args or {})
+        agent = args.get("agent") if isinstance(args.get("agent"), str) else ""
+        try:
+            if action not in ACTIONS:
+                return _err(f"unknown action {action!r}: use one of {', '.join(ACTIONS)}")
+            if not self.settings.enabled:
+                return _err("the A2A client is off (A2AClient__Enabled=false); ask the owner to turn it on")
+            workspace = self.workspace_for(target)
+            if workspace is None:
+                return _err(f"unknown chat target {target!r}: it has no workspace")
+            if action == "agents":
+                return await self._agents(workspace)
+            if action == "send":
+                return await self._send(workspace, args, target)
+            if action == "status":
+                return await self._status(workspace, args, target)
+            return await self._cancel(workspace, args, target)
+        except (ToolError, RemoteError) as e:
+            await self._emit_error(target, agent, args, str(e))
+            return _err(str(e))
+        except FileFormatError as e:
+            return _err(f"{e}; fix the file (nothing was changed)")
+        except A2AConsoleError as e:
+            return _err(str(e))
+        except Exception as e:  # the tool never throws into the loop
+            log.exception("a2a %s failed", action)
+            who = f'agent "{agent}": ' if agent else ""
+            return _err(f"{who}{action} failed unexpectedly ({type(e).__name__}); try again, or check the server log")
+
+    # agents
+
+    async def _agents(self, workspace: Workspace) -> dict[str, Any]:
+        af = workspace.read_agents()
+        if af.parse_error:
+            return _err(f"{af.parse_error}; no agents can be used until the file is fixed")
+        listed = await asyncio.gather(*(self._describe(e) for e in af.entries))
+        result: dict[str, Any] = {"agents": list(listed)}
+        if af.problems:
+            result["problems"] = af.problems
+        if not af.entries and not af.problems:
+            result["note"] = f"no agents yet: add them to {af.path}"
+        return result
+
+    async def _describe(self, entry: AgentEntry) -> dict[str, Any]:
+        info: dict[str, Any] = {"name": entry.name, "url": entry.masked_url}
+        try:
+            card = await self.remote.fetch_card(entry)
+        except RemoteError as e:
+            info["unreachable"] = str(e)
+            if entry.description:
+                info["description"] = entry.description
+            return info
+        except Exception as e:
+            info["unreachable"] = f"{type(e).__name__}"
+            return info
+        if entry.key and card.capabilities.extended_agent_card:
+            try:
+                conn = await self.remote.connect(entry, card)
+                card = await asyncio.wait_for(conn.extended_card(), self.remote.card_timeout)
+                info["extendedCard"] = True
+            except (RemoteError, TimeoutError) as e:
+                info["note"] = f"extended card not available: {e or 'timed out'}"
+        info["description"] = entry.description or card.description
+        info["cardName"] = card.name
+        info["skills"] = [
+            {"id": s.id, "name": s.name, "description": s.description, "examples": list(s.examples)}
+            for s in card.skills
+        ]
+        info["streaming"] = bool(card.capabilities.streaming)
+        info["push"] = bool(card.capabilities.push_notifications)
+        versions = sorted({i.protocol_version for i in card.supported_interfaces if i.protocol_version})
+        if versions:
+            info["protocolVersions"] = versions
+        return info
+
+    # send
+
+    def _entry(self, workspace: Workspace, args: dict[str, Any]) -> AgentEntry:
+        name = args.get("agent")
+        if not isinstance(name, str) or not name:
+            raise ToolError("agent is required: pass the agent's name from action=agents")
+        af = workspace.read_agents()
+        if af.parse_error:
+            raise ToolError(f"{af.parse_error}; no agents can be used until the file is fixed")
+        entry = af.get(name)
+        if entry is None:
+            bad = [p for p in af.problems if f'("{name}")' in p]
+            if bad:
+                raise ToolError(f'agent "{name}" has an invalid entry: {"; ".join(bad)}')
+            known = ", ".join(e.name for e in af.entries) or "none"
+            raise ToolError(f'unknown agent "{name}" (known: {known}); use action=agents, or add it to {af.path}')
+        return entry
+
+    @staticmethod
+    def _opt_str(args: dict[str, Any], key: str) -> str:
+        v = args.get(key)
+        if v is None or v == "":
+            return ""
+        if not isinstance(v, str):
+            raise ToolError(f"{key} must be a string")
+        return v
+
+    async def _send(self, workspace: Workspace, args: dict[str, Any], target: str) -> dict[str, Any]:
+        started = self.clock.monotonic()
+        entry = self._entry(workspace, args)
+        text = args.get("message")
+        if text is not None and not isinstance(text, str):
+            raise ToolError("message must be a string")
+        files = args.get("files") or []
+        if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
+            raise ToolError("files must be a list of workspace paths")
+        if not text and not files:
+            raise ToolError("message is required for send")
+        context_id = self._opt_str(args, "contextId")
+        task_id = self._opt_str(args, "taskId")
+        file_parts = await asyncio.to_thread(self._read_files, workspace, files) if files else []
+        message = Message(
+            message_id=uuid.uuid4().hex,
+            role=Role.ROLE_USER,
+            context_id=context_id,
+            task_id=task_id,
+            parts=([Part(text=text)] if text else []) + file_parts,
+        )
+        message.metadata.update({HOPS_KEY: self._hops(target) + 1})
+        conn = await self._connect(entry)
+        try:
+            reply = await conn.send(message)
+        except RemoteError as e:
+            if e.kind in ("network", "protocol", "card"):
+                self._forget(entry)
+            if context_id and e.kind in ("rpc", "protocol", "unsupported"):
+                busy = await self._watched_in_context(workspace, target, entry.name, context_id)
+                if busy is not None:
+                    raise ToolError(
+                        f'{e}. This chat already watches task {busy.task_id} of "{entry.name}" in context '
+                        f"{context_id}: its result will arrive here by itself; wait for it, or send without "
+                        "contextId to start a new conversation"
+                    ) from None
+            raise
+        if isinstance(reply, Message):
+            out = await asyncio.to_thread(message_outcome, reply, entry.name, workspace, self.settings.max_file_bytes)
+            await self._emit(SENT, workspace, target, entry.name, "", reply.context_id, text=text or "")
+            return out
+        await self._emit(SENT, workspace, target, entry.name, reply.id, reply.context_id, text=text or "")
+        task = await self._wait(conn, reply, started, workspace, target)
+        state = state_name(task.status.state)
+        if is_settled(state):
+            return await self._finish(task, entry.name, workspace, target)
+        return await self._start_watch(conn, task, workspace, target, text or "")
+
+    def _hops(self, target: str) -> int:
+        try:
+            return max(0, int(self.hops_for(target)))
+        except Exception:
+            log.exception("hops_for(%r) failed; sending hops=1", target)
+            return 0
+
+    def _read_files(self, workspace: Workspace, paths: list[str]) -> list[Part]:
+        """File parts from workspace paths: confined to the workspace, regular files only, capped together.
+
+        The type of each path is checked with stat before anything opens it, and the open is non-blocking and
+        re-checked on the descriptor, so a FIFO or device can never hang the call.
+        """
+        root = workspace.root
+        cap = self.settings.max_file_bytes
+        parts: list[Part] = []
+        total = 0
+        for raw in paths:
+            try:
+                real = Path(os.path.realpath(root / raw))
+            except (OSError, ValueError) as e:
+                raise ToolError(f"file {raw!r}: {e}") from None
+            if not real.is_relative_to(root) or real == root:
+                raise ToolError(f"file {raw!r} is outside the workspace; attach only files inside it")
+            try:
+                st = os.stat(real)
+            except FileNotFoundError:
+                raise ToolError(f"file {raw!r} does not exist in the workspace") from None
+            except OSError as e:
+                raise ToolError(f"file {raw!r} cannot be read: {e.strerror}") from None
+            if stat.S_ISDIR(st.st_mode):
+                raise ToolError(f"file {raw!r} is a folder; attach files one by one")
+            if not stat.S_ISREG(st.st_mode):
+                raise ToolError(f"file {raw!r} is not a regular file (a pipe, socket or device); it cannot be attached")
+            too_big = f"the attached files are larger than {cap} bytes together (MaxFileBytes); send fewer"
+            if total + st.st_size > cap:
+                raise ToolError(too_big)
+            data = self._read_regular(real, raw, cap - total)
+            total += len(data)
+            media_type = mimetypes.guess_type(real.name)[0] or "application/octet-stream"
+            parts.append(Part(raw=data, media_type=media_type, filename=real.name))
+        return parts
+
+    @staticmethod
+    def _read_regular(path: Path, shown: str, cap: int) -> bytes:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        except OSError as e:
+            raise ToolError(f"file {shown!r} cannot be read: {e.strerror}") from None
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise ToolError(f"file {shown!r} is not a regular file; it cannot be attached")
+            data = f.read(cap + 1)
+        if len(data) > cap:
+            raise ToolError(f"file {shown!r} grew while it was read; the attachments are over MaxFileBytes")
+        return data
+
+    async def _watched_in_context(
+        self, workspace: Workspace, target: str, agent: str, context_id: str
+    ) -> WatchRecord | None:
+        pf = workspace.read_pending()
+        return next(
+            (r for r in pf.records if r.target == target and r.agent == agent and r.context_id == context_id), None
+        )
+
+    async def _wait(self, conn: Connection, task: Task, started: float, workspace: Workspace, target: str) -> Task:
+        """The task once it settles, or its latest snapshot when `WaitSeconds` (from the send) run out."""
+        state = state_name(task.status.state)
+        if is_settled(state):
+            return task
+        remaining = self.settings.wait_seconds - (self.clock.monotonic() - started)
+        if remaining <= 0:
+            return task
+        latest = [task]
+        follower = asyncio.ensure_future(self._follow(conn, task, latest, workspace, target))
+        timer = asyncio.ensure_future(self.clock.sleep(remaining))
+        try:
+            await asyncio.wait({follower, timer}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in (follower, timer):
+                if not t.done():
+                    t.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await timer
+        if follower.done() and not follower.cancelled():
+            exc = follower.exception()
+            if exc is None:
+                return follower.result()
+            # the task runs on remotely: hand it to a watch, which retries, rather than lose it
+            log.warning("following task %s failed (%s); a watch takes over", task.id, exc)
+            return latest[0]
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await follower
+        return latest[0]
+
+    async def _follow(
+        self, conn: Connection, task: Task, latest: list[Task], workspace: Workspace, target: str
+    ) -> Task:
+        """Follow a task until it settles: GetTask at once; then the stream (streaming cards), and GetTask
+        polling when there is no stream or it ended or failed before the task settled."""
+        seen = [state_name(task.status.state)]
+        current = await self._check(conn, task, latest, workspace, target, seen)
+        if is_settled(seen[0]):
+            return current
+        if conn.streaming:
+            streamed = await self._stream(conn, task, latest, workspace, target, seen)
+            if streamed is not None:
+                return streamed
+            current = await self._check(conn, task, latest, workspace, target, seen)
+            if is_settled(seen[0]):
+                return current
+        delay = _POLL_FIRST
+        while True:
+            await self.clock.sleep(delay)
+            delay = min(_POLL_MAX, delay * 2)
+            current = await self._check(conn, task, latest, workspace, target, seen)
+            if is_settled(seen[0]):
+                return current
+
+    async def _check(
+        self, conn: Connection, task: Task, latest: list[Task], workspace: Workspace, target: str, seen: list[str]
+    ) -> Task:
+        """One GetTask; a state change is an event."""
+        current = await conn.get_task(task.id)
+        latest[0] = current
+        await self._saw(current, conn.entry.name, workspace, target, seen)
+        return current
+
+    async def _saw(self, current: Task, agent: str, workspace: Workspace, target: str, seen: list[str]) -> None:
+        st = state_name(current.status.state)
+        if st != seen[0]:
+            seen[0] = st
+            await self._emit(STATE, workspace, target, agent, current.id, current.context_id, state=st)
+
+    async def _stream(
+        self, conn: Connection, task: Task, latest: list[Task], workspace: Workspace, target: str, seen: list[str]
+    ) -> Task | None:
+        """SubscribeToTask until the task settles, rebuilding it from the events (no GetTask needed after).
+        None when the stream ends early or fails, or the task finished meanwhile: the caller checks."""
+        try:
+            async with contextlib.aclosing(conn.subscribe(task.id)) as stream:
+                async for ev in stream:
+                    kind = ev.WhichOneof("payload")
+                    snapshot = Task()
+                    if kind == "task":
+                        snapshot.CopyFrom(ev.task)
+                    elif kind == "status_update":
+                        snapshot.CopyFrom(latest[0])
+                        snapshot.status.CopyFrom(ev.status_update.status)
+                    elif kind == "artifact_update":
+                        snapshot.CopyFrom(latest[0])
+                        _apply_artifact(snapshot, ev.artifact_update)
+                    else:
+                        continue
+                    latest[0] = snapshot
+                    await self._saw(snapshot, conn.entry.name, workspace, target, seen)
+                    if is_settled(seen[0]):
+                        return snapshot
+        except RemoteError as e:
+            if e.kind not in ("terminal", "network", "timeout", "protocol", "unsupported"):
+                raise
+        return None
+
+    async def _finish(self, task: Task, agent: str, workspace: Workspace, target: str) -> dict[str, Any]:
+        if _has_files(task):  # saving files blocks: off the loop
+            out = await asyncio.to_thread(task_outcome, task, agent, workspace, self.settings.max_file_bytes)
+        else:
+            out = task_outcome(task, agent, workspace, self.settings.max_file_bytes)
+        kind = QUESTION if is_interrupted(out["state"]) else RESULT if is_terminal(out["state"]) else STATE
+        body = out.get("question") if kind == QUESTION else out["text"]
+        await self._emit(
+            kind,
+            workspace,
+            target,
+            agent,
+            task.id,
+            task.context_id,
+            state=out["state"],
+            text=body or "",
+            data={"files": out["files"], "links": out["links"], "skipped": out["skipped"]},
+        )
+        return out
+
+    async def _start_watch(
+        self, conn: Connection, task: Task, workspace: Workspace, target: str, text: str
+    ) -> dict[str, Any]:
+        agent = conn.entry.name
+        state = state_name(task.status.state)
+        source = "push" if conn.push and self.settings.push_base_url else "subscribe" if conn.streaming else "poll"
+        record = WatchRecord(
+            watch_id=uuid.uuid4().hex,
+            target=target,
+            agent=agent,
+            task_id=task.id,
+            context_id=task.context_id,
+            push_token=secrets.token_urlsafe(32) if source == "push" else None,
+            started_at=self.clock.now().isoformat().replace("+00:00", "Z"),
+            source=source,
+            extra={"state": state, "message": text},
+        )
+        result: dict[str, Any] = {
+            "state": "working",
+            "agent": agent,
+            "taskId": task.id,
+            "contextId": task.context_id,
+            "note": WORKING_NOTE,
+        }
+        try:
+            async with workspace.pending_tx() as tx:
+                existing = next((r for r in tx.records if _matches(r, target, agent, task.id)), None)
+                if existing is None:
+                    tx.records.append(record)
+        except FileFormatError as e:
+            return _err(
+                f'{e}. Task {task.id} of "{agent}" runs on but cannot be watched until the file is fixed; '
+                "check it later with action=status",
+                taskId=task.id,
+                contextId=task.context_id,
+                state="working",
+            )
+        if existing is None:
+            try:
+                await self.watches.arm(workspace, record)
+            except Exception:
+                log.exception("arming watch %s failed; the record stays in pending.json", record.watch_id)
+        return result
+
+    # status
+
+    def _task_id(self, args: dict[str, Any], action: str) -> str:
+        task_id = self._opt_str(args, "taskId")
+        if not task_id:
+            raise ToolError(f"taskId is required for {action}")
+        return task_id
+
+    async def _status(self, workspace: Workspace, args: dict[str, Any], target: str) -> dict[str, Any]:
+        entry = self._entry(workspace, args)
+        task_id = self._task_id(args, "status")
+        conn = await self._connect(entry)
+        try:
+            task = await conn.get_task(task_id)
+        except RemoteError as e:
+            if e.kind in ("network", "protocol"):
+                self._forget(entry)
+            raise
+        out = await self._finish(task, entry.name, workspace, target)
+        if is_settled(out["state"]):
+            try:
+                await self.watches.stop_watching(workspace, target, entry.name, task_id)
+            except FileFormatError as e:
+                out["warning"] = f"{e}; a watch of this task may still deliver its result"
+        return out
+
+    # cancel
+
+    async def _cancel(self, workspace: Workspace, args: dict[str, Any], target: str) -> dict[str, Any]:
+        """Stop the watch first (so a `canceled` outcome is never delivered later), then CancelTask; put the
+        watch back when the cancel does not go through."""
+        entry = self._entry(workspace, args)
+        task_id = self._task_id(args, "cancel")
+        warning = None
+        try:
+            stopped = await self.watches.stop_watching(workspace, target, entry.name, task_id)
+        except FileFormatError as e:
+            stopped, warning = None, f"{e}; a watch of this task may still deliver a result"
+        try:
+            conn = await self._connect(entry)
+            try:
+                task = await conn.cancel(task_id)
+            except RemoteError as e:
+                if e.kind not in ("not_cancelable", "terminal"):
+                    raise
+                task = await conn.get_task(task_id)
+                out = await self._finish(task, entry.name, workspace, target)
+                out["note"] = f"the task had already finished ({out['state']}); it was not canceled"
+                if warning:
+                    out["warning"] = warning
+                return out
+        except RemoteError as e:
+            if stopped is None or e.kind == "not_found":
+                raise
+            await self.watches.rearm(workspace, stopped)
+            raise ToolError(f"{e}. The cancel did not go through; the task is still watched") from None
+        except asyncio.CancelledError:
+            if stopped is not None:
+                await asyncio.shield(self.watches.rearm(workspace, stopped))
+            raise
+        out = await self._finish(task, entry.name, workspace, target)
+        if stopped is not None:
+            out["note"] = "canceled; the watch of this task ended"
+        if warning:
+            out["warning"] = warning
+        return out
+
+    # events
+
+    async def _emit(
+        self,
+        kind: str,
+        workspace: Workspace,
+        target: str,
+        agent: str,
+        task_id: str,
+        context_id: str,
+        *,
+        state: str = "",
+        text: str = "",
+        data: dict[str, Any] | None = None,
+    ) -> None:
+        if self.events is None:
+            return
+        try:
+            await self.events.emit(
+                Event(
+                    kind=kind,
+                    workspace=str(workspace.root),
+                    agent=agent,
+                    task_id=task_id,
+                    at=self.clock.now(),
+                    context_id=context_id,
+                    target=target,
+                    state=state,
+                    text=text,
+                    data=data or {},
+                )
+            )
+        except Exception:
+            log.exception("event sink failed for %s", kind)
+
+    async def _emit_error(self, target: str, agent: str, args: dict[str, Any], message: str) -> None:
+        if self.events is None:
+            return
+        try:
+            workspace = self.workspace_for(target)
+        except Exception:
+            return
+        if workspace is None:
+            return
+        task_id = args.get("taskId") if isinstance(args.get("taskId"), str) else ""
+        await self._emit(ERROR, workspace, target, agent, task_id or "", "", data={"message": message})
+
+
+__all__ = ["TOOL_SCHEMA", "A2ATool", "PendingFileWatches", "WatchControl", "message_text"]

@@ -1,0 +1,455 @@
+"""The watch registry: follows remote tasks that outlive `send` until they settle, then delivers the result.
+
+One registry per worker process, on an injected clock. `pending.json` is the truth: the registry's map
+only says which records this process is following now. How a watch follows its task (push, subscribe,
+poll) is in `sources.py`; this module arms, restores, stops, wakes and finishes watches.
+
+Finishing is claim / deliver / settle: under the workspace lock the watch leaves the map and its text is
+stored as `undelivered` in `pending.json`; delivery runs outside any lock; the record goes once delivered.
+A crash anywhere leaves either the watch or its kept text in the file, so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Coroutine, Iterable
+from datetime import datetime
+from typing import Any
+
+from a2a.types import Task
+
+from .client import Remote, RemoteError
+from .clock import Clock
+from .config import ClientSettings
+from .connections import ConnectionPool
+from .delivery import ResultDelivery
+from .events import (
+    DELIVERED,
+    ERROR,
+    QUESTION,
+    RESULT,
+    UNDELIVERED,
+    WATCH_ARMED,
+    WATCH_ENDED,
+    Event,
+    EventSink,
+    NullSink,
+)
+from .pending import WatchRecord
+from .pending_batch import BatchTx, PendingBatcher
+from .push import push_task_id, token_matches
+from .results import is_interrupted, result_text, state_name, task_outcome
+from .sources import MAX_CONCURRENT_CHECKS, Following, WatchEnd, WatchGone, WatchState
+from .workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+DELIVERY_RETRY = (30.0, 60.0, 120.0, 300.0)
+FLUSH_DELAY = 1.0
+
+__all__ = ["DELIVERY_RETRY", "FLUSH_DELAY", "WatchRegistry", "push_task_id", "token_matches"]
+
+
+class WatchRegistry(Following):
+    """Follows tasks until they settle and hands their results to the delivery. Implements tool.WatchControl."""
+
+    def __init__(
+        self,
+        remote: Remote,
+        settings: ClientSettings,
+        delivery: ResultDelivery,
+        clock: Clock,
+        events: EventSink | None = None,
+    ) -> None:
+        self.remote = remote
+        self.settings = settings
+        self.delivery = delivery
+        self.clock = clock
+        self.events: EventSink = events or NullSink()
+        self.pool = ConnectionPool(remote)
+        self._batch = PendingBatcher()
+        # Thousands of watches fall due together (a restart, a shared backoff step): 16 GetTasks at a time
+        # keep the shared client's pool small and warm (httpcore's pool work grows with the square of its
+        # connections: 32 in flight cost twice the CPU per poll of 16, for no more throughput).
+        self._checks = asyncio.Semaphore(MAX_CONCURRENT_CHECKS)
+        self._watches: dict[str, WatchState] = {}
+        self._by_task: dict[tuple[Any, str, str, str], str] = {}  # (workspace, target, agent, task) -> watch id
+        self._workspaces: dict[Any, Workspace] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        self._retries: dict[str, asyncio.Task[None]] = {}
+        self._delivering: set[str] = set()
+        self._stopped = False
+
+    # lifecycle
+
+    async def start(self, workspaces: Iterable[Workspace]) -> None:
+        """Restore: re-arm every watch of every workspace, then flush the kept results (in the background)."""
+        if self._stopped:
+            return
+        kept: list[tuple[Workspace, WatchRecord]] = []
+        for ws in workspaces:
+            ws = self._intern(ws)
+            pf = ws.read_pending()
+            if pf.parse_error:
+                log.error("watches not restored: %s", pf.parse_error)
+                await self._emit(Event(ERROR, str(ws.root), "", "", self.clock.now(), data={"message": pf.parse_error}))
+                continue
+            for rec in pf.records:
+                if rec.undelivered is not None:
+                    kept.append((ws, rec))
+                else:
+                    # no `watch.armed` event: the watch was announced when first armed, not at every start
+                    await self._arm(ws, rec, announce=False)
+        if kept:
+            self._spawn(self._deliver_all(kept))
+
+    async def stop(self) -> None:
+        """Stop every loop; idempotent. Records stay in pending.json for the next start."""
+        self._stopped = True
+        tasks = [w.runner for w in self._watches.values() if w.runner is not None]
+        tasks += list(self._background) + list(self._retries.values())
+        self._watches.clear()
+        self._by_task.clear()
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    def _intern(self, ws: Workspace) -> Workspace:
+        return self._workspaces.setdefault(ws.root, ws)
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any] | None:
+        if self._stopped:
+            coro.close()
+            return None
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    # WatchControl
+
+    async def arm(self, workspace: Workspace, record: WatchRecord) -> None:
+        """Follow a record the caller has already written to pending.json."""
+        await self._arm(self._intern(workspace), record)
+
+    async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
+        """Put a stopped watch back (same id, token and start): write it to the file, then follow it."""
+        ws = self._intern(workspace)
+        async with ws.pending_tx() as tx:
+            if tx.find(record.watch_id) is None:
+                tx.records.append(record)
+        await self._arm(ws, record)
+
+    async def stop_watching(self, workspace: Workspace, target: str, agent: str, task_id: str) -> WatchRecord | None:
+        """End the watch of (target, agent, task): it leaves the map and the file; its outcome is not delivered."""
+        ws = self._intern(workspace)
+        async with ws.pending_tx() as tx:
+            rec = next(
+                (
+                    r
+                    for r in tx.records
+                    if r.undelivered is None and r.target == target and r.agent == agent and r.task_id == task_id
+                ),
+                None,
+            )
+            if rec is not None:
+                tx.remove(rec.watch_id)
+            w = self._drop(rec.watch_id) if rec is not None else None
+        if w is None:
+            w = self._drop(self._by_task.get((ws.root, target, agent, task_id), ""))
+        if w is not None and w.runner is not None:
+            w.runner.cancel()
+        if rec is not None:
+            # The push config stays: a cancel that fails re-arms this very watch (same id and token), and
+            # a push for a stopped watch is only answered 404.
+            await self._emit(self._event(WATCH_ENDED, ws, rec, data={"reason": "stopped", "watchId": rec.watch_id}))
+        return rec
+
+    # push
+
+    async def on_push(self, watch_id: str, token: str | None, body: bytes) -> str:
+        """A push arrived: "ok" (the watch confirms with GetTask), "not_found" (unknown watch or bad token,
+        nothing happens) or "bad_request" (not JSON, or not about this watch's task)."""
+        w = self._watches.get(watch_id)
+        if w is None or not token_matches(w.record.push_token, token):
+            return "not_found"
+        try:
+            task_id = push_task_id(body)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            return "bad_request"
+        if task_id != w.record.task_id:
+            return "bad_request"
+        self.wake(watch_id)
+        return "ok"
+
+    def wake(self, watch_id: str) -> bool:
+        """Make a watch check its task now (a push, or a console asking)."""
+        w = self._watches.get(watch_id)
+        if w is None:
+            return False
+        w.woken = True
+        if w.waker is not None and not w.waker.done():
+            w.waker.cancel()
+        return True
+
+    # worker wake-ups (scale-out: the files are the truth, messages only wake us)
+
+    async def rescan(self, workspace: Workspace) -> None:
+        """Bring the map in line with the workspace's pending.json: arm new records, drop removed ones, and
+        deliver kept results nobody is delivering."""
+        if self._stopped:
+            return
+        ws = self._intern(workspace)
+        pf = ws.read_pending()
+        if pf.parse_error:
+            return
+        ids = {r.watch_id for r in pf.records}
+        for w in [w for w in self._watches.values() if w.ws == ws and w.record.watch_id not in ids]:
+            self._drop(w.record.watch_id)
+            if w.runner is not None:
+                w.runner.cancel()
+        kept = []
+        for rec in pf.records:
+            if rec.undelivered is not None:
+                if rec.watch_id not in self._delivering and rec.watch_id not in self._retries:
+                    kept.append((ws, rec))
+            elif rec.watch_id not in self._watches:
+                await self._arm(ws, rec)
+        if kept:
+            self._spawn(self._deliver_all(kept))
+
+    # flush
+
+    async def flush(self, target: str) -> int:
+        """The target's session started: a second later, deliver its kept results. Returns how many went out."""
+        await self.clock.sleep(FLUSH_DELAY)
+        if self._stopped:
+            return 0
+        ws = self.delivery.workspace_for(target)
+        if ws is None:
+            return 0
+        ws = self._intern(ws)
+        pf = ws.read_pending()
+        done = 0
+        for rec in pf.records:
+            if rec.undelivered is not None and rec.target == target and await self._deliver(ws, rec):
+                done += 1
+        return done
+
+    def request_flush(self, target: str) -> None:
+        """`flush` in the background (callers are session starts, which must not wait for deliveries)."""
+        self._spawn(self.flush(target))
+
+    # the console
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        """The watches this process follows now, for the console's watch table."""
+        now = self.clock.now()
+        rows = []
+        for w in self._watches.values():
+            r = w.record
+            age = None
+            with contextlib.suppress(ValueError):
+                age = (now - datetime.fromisoformat(r.started_at)).total_seconds()
+            rows.append(
+                {
+                    "watchId": r.watch_id,
+                    "workspace": str(w.ws.root),
+                    "target": r.target,
+                    "agent": r.agent,
+                    "taskId": r.task_id,
+                    "contextId": r.context_id,
+                    "source": w.source,
+                    "state": w.state,
+                    "ageSeconds": age,
+                    "lastError": w.error,
+                    "checkedAt": w.checked_at.isoformat() if w.checked_at else None,
+                }
+            )
+        return rows
+
+    def __len__(self) -> int:
+        return len(self._watches)
+
+    def __contains__(self, watch_id: object) -> bool:
+        return watch_id in self._watches
+
+    # arming
+
+    async def _arm(self, ws: Workspace, record: WatchRecord, *, announce: bool = True) -> None:
+        if self._stopped or record.watch_id in self._watches:
+            return
+        if record.undelivered is not None:
+            self._spawn(self._deliver(ws, record))
+            return
+        key = (ws.root, record.target, record.agent, record.task_id)
+        if key in self._by_task:
+            # A chat watches a task at most once: the newer record goes.
+            await self._batch.apply(ws, lambda tx: tx.remove(record.watch_id))
+            return
+        w = WatchState(record, ws, self._deadline(record))
+        self._watches[record.watch_id] = w
+        self._by_task[key] = record.watch_id
+        if announce:
+            await self._emit(
+                self._event(WATCH_ARMED, ws, record, data={"source": record.source, "watchId": record.watch_id})
+            )
+        if self._stopped:
+            return
+        w.runner = asyncio.ensure_future(self._run(w))
+
+    def _deadline(self, record: WatchRecord) -> float:
+        left = self.settings.watch_timeout
+        with contextlib.suppress(ValueError, TypeError):
+            started = datetime.fromisoformat(record.started_at)
+            left = self.settings.watch_timeout - (self.clock.now() - started).total_seconds()
+        return self.clock.monotonic() + left
+
+    # the loop of one watch
+
+    async def _run(self, w: WatchState) -> None:
+        try:
+            try:
+                task = await self._follow(w)
+            except WatchEnd as end:
+                await self._finish(w, end.text, end.reason, state="")
+            else:
+                await self._finish_task(w, task)
+        except WatchGone:
+            self._forget(w)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            # A bug must not lose the watch: it stays in the file and the next rescan or start re-arms it.
+            log.exception("watch %s of task %s stopped unexpectedly", w.record.watch_id, w.record.task_id)
+            self._forget(w)
+
+    def _forget(self, w: WatchState) -> None:
+        if self._watches.get(w.record.watch_id) is w:
+            self._drop(w.record.watch_id)
+
+    def _drop(self, watch_id: str) -> WatchState | None:
+        """Take a watch out of the map (and its task index); the caller cancels or finishes it."""
+        w = self._watches.pop(watch_id, None)
+        if w is not None:
+            r = w.record
+            key = (w.ws.root, r.target, r.agent, r.task_id)
+            if self._by_task.get(key) == watch_id:
+                del self._by_task[key]
+        return w
+
+    # finishing: claim / deliver / settle
+
+    async def _finish_task(self, w: WatchState, task: Task) -> None:
+        r = w.record
+        state = state_name(task.status.state)
+        outcome = await asyncio.to_thread(task_outcome, task, r.agent, w.ws, self.settings.max_file_bytes)
+        await self._finish(w, result_text(outcome), "question" if is_interrupted(state) else "settled", state=state)
+
+    async def _finish(self, w: WatchState, text: str | None, reason: str, *, state: str) -> None:
+        ws, rid = w.ws, w.record.watch_id
+
+        def claim(tx: BatchTx) -> WatchRecord | None:
+            """Under the workspace lock: the watch leaves the map, its text is kept in the file."""
+            rec = tx.find(rid)
+            if rec is None or self._watches.get(rid) is not w:
+                self._forget(w)
+                return None
+            self._drop(rid)
+            if text is None:
+                tx.remove(rid)
+            else:
+                rec.undelivered = text
+                if state:
+                    rec.extra["state"] = state
+            return rec
+
+        rec = await self._batch.apply(ws, claim)
+        if rec is None:
+            return
+        if state:
+            kind = QUESTION if is_interrupted(state) else RESULT
+            await self._emit(self._event(kind, ws, rec, state=state, text=text or ""))
+        await self._emit(self._event(WATCH_ENDED, ws, rec, state=state, data={"reason": reason, "watchId": rid}))
+        if rec.source == "push":
+            self._spawn(self._delete_push(ws, rec))
+        if text is not None:
+            await self._deliver(ws, rec)
+
+    async def _deliver(self, ws: Workspace, rec: WatchRecord, attempt: int = 0) -> bool:
+        """Hand a kept text to the delivery (outside any lock); remove the record once it went out."""
+        rid = rec.watch_id
+        if self._stopped or rid in self._delivering or rec.undelivered is None:
+            return False
+        self._delivering.add(rid)
+        try:
+            try:
+                ok = bool(await self.delivery.deliver(rec.target, rec.undelivered, rec))
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("delivery of watch %s to %s failed", rid, rec.target)
+                ok = False
+            if ok:
+                await self._batch.apply(ws, lambda tx: tx.remove(rid))
+                retry = self._retries.pop(rid, None)
+                if retry is not None and retry is not asyncio.current_task():
+                    retry.cancel()
+                await self._emit(self._event(DELIVERED, ws, rec, text=rec.undelivered or ""))
+                return True
+        finally:
+            self._delivering.discard(rid)
+        await self._emit(self._event(UNDELIVERED, ws, rec, data={"watchId": rid, "attempt": attempt + 1}))
+        if rid not in self._retries or self._retries[rid] is asyncio.current_task():
+            task = self._spawn(self._retry(ws, rid, attempt + 1))
+            if task is not None:
+                self._retries[rid] = task
+        return False
+
+    async def _retry(self, ws: Workspace, rid: str, attempt: int) -> None:
+        await self.clock.sleep(DELIVERY_RETRY[min(attempt - 1, len(DELIVERY_RETRY) - 1)])
+        if self._retries.get(rid) is asyncio.current_task():
+            del self._retries[rid]
+        rec = ws.read_pending().records
+        kept = next((r for r in rec if r.watch_id == rid and r.undelivered is not None), None)
+        if kept is not None:
+            await self._deliver(ws, kept, attempt)
+
+    async def _deliver_all(self, kept: list[tuple[Workspace, WatchRecord]]) -> None:
+        for ws, rec in kept:
+            await self._deliver(ws, rec)
+
+    async def _delete_push(self, ws: Workspace, rec: WatchRecord) -> None:
+        """Best effort: the agent may be gone, or have dropped the config with the task."""
+        with contextlib.suppress(RemoteError, WatchEnd):
+            entry = self.pool.agents(ws).get(rec.agent)
+            if entry is not None:
+                conn = await self.pool.get(ws, entry)
+                await conn.delete_push(rec.task_id, rec.watch_id)
+
+    # events
+
+    def _event(self, kind: str, ws: Workspace, rec: WatchRecord, **kw: Any) -> Event:
+        return Event(
+            kind,
+            str(ws.root),
+            rec.agent,
+            rec.task_id,
+            self.clock.now(),
+            context_id=rec.context_id,
+            target=rec.target,
+            **kw,
+        )
+
+    async def _emit(self, event: Event) -> None:
+        try:
+            await self.events.emit(event)
+        except Exception:
+            log.exception("event sink failed on %s", event.kind)

@@ -1,0 +1,115 @@
+"""Benchmark: the `a2a` tool's `send` against the bare a2a-sdk client, same loopback agent, same run.
+
+    .venv/bin/python -m tests.bench.send_overhead [N]
+
+N sends (default 200) each way that complete within the wait, interleaved in a shuffled order so all see
+the same conditions; the agent runs in its own process. The bare client is the shortest way the SDK gets
+an answer: one blocking SendMessage over a client built once from the card. The tool also reads
+agents.json, builds the message, sends with returnImmediately, checks the task with GetTask and builds
+the outcome. Prints both medians and the ratio (target: at most 1.3). A second baseline, the bare client
+doing what the tool does on the wire (returnImmediately + GetTask), is printed beside it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+import django
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "a2aconsole.settings")
+
+AGENT_PROCESS = """
+import logging, sys
+logging.disable(logging.CRITICAL)
+from tests.support.agents import start_agent
+agent = start_agent()
+print(agent.url, flush=True)
+sys.stdin.read()
+agent.stop()
+"""
+
+
+async def main(n: int, url: str) -> None:
+    from a2a.client import ClientConfig, ClientFactory
+    from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageConfiguration, SendMessageRequest
+
+    from a2aconsole.core.client import BINDINGS, Remote, new_http_client
+    from a2aconsole.core.config import ClientSettings
+    from a2aconsole.core.tool import A2ATool
+    from a2aconsole.core.workspace import Workspace
+
+    ws = Workspace(tempfile.mkdtemp(prefix="a2a-bench-"))
+    ws.save_agents([{"name": "echo", "url": url}], None)
+    http = new_http_client()
+    settings = ClientSettings(wait_seconds=30)
+    tool = A2ATool(Remote(http), settings, lambda t: ws)
+    bare_http = new_http_client()
+    card = await Remote(bare_http).fetch_card(ws.read_agents().entries[0])
+    bare = ClientFactory(ClientConfig(httpx_client=bare_http, streaming=False, supported_protocol_bindings=BINDINGS))
+    client = bare.create(card)
+
+    def message(i: int) -> Message:
+        return Message(message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[Part(text=f"hello {i}")])
+
+    async def via_tool(i: int) -> None:
+        r = await tool.run("send", {"agent": "echo", "message": f"hello {i}"}, "bench")
+        assert r.get("state") == "completed", r
+
+    async def via_bare(i: int) -> None:
+        async for ev in client.send_message(SendMessageRequest(message=message(i))):
+            assert ev.task.status.state == 3, ev  # TASK_STATE_COMPLETED
+
+    async def via_bare_same_wire(i: int) -> None:
+        req = SendMessageRequest(message=message(i), configuration=SendMessageConfiguration(return_immediately=True))
+        async for ev in client.send_message(req):
+            task = ev.task
+        await client.get_task(GetTaskRequest(id=task.id))
+
+    async def timed(fn, i: int) -> float:
+        t = time.perf_counter()
+        await fn(i)
+        return time.perf_counter() - t
+
+    for i in range(20):  # warm up connections and code paths
+        await via_tool(i)
+        await via_bare(i)
+        await via_bare_same_wire(i)
+    times: dict[str, list[float]] = {"tool": [], "bare": [], "wire": []}
+    runs = {"tool": via_tool, "bare": via_bare, "wire": via_bare_same_wire}
+    order = random.Random(1)
+    for i in range(n):
+        names = list(runs)
+        order.shuffle(names)  # a call may pay for the server's cleanup of the one before: no fixed order
+        for name in names:
+            times[name].append(await timed(runs[name], i))
+    t_tool, t_bare, t_wire = times["tool"], times["bare"], times["wire"]
+    await http.aclose()
+    await bare_http.aclose()
+    m_tool, m_bare, m_wire = (statistics.median(x) * 1000 for x in (t_tool, t_bare, t_wire))
+    print(f"sends: {n} each, loopback agent {url} (own process)")
+    print(f"tool send median:                          {m_tool:.2f} ms")
+    print(f"bare a2a-sdk blocking send median:         {m_bare:.2f} ms")
+    print(f"ratio tool / bare:                         {m_tool / m_bare:.2f} (target <= 1.3)")
+    print(f"bare send(returnImmediately)+GetTask:      {m_wire:.2f} ms (ratio tool / this: {m_tool / m_wire:.2f})")
+
+
+if __name__ == "__main__":
+    django.setup()
+    # the agent runs in its own process, so its work does not compete with the client for this GIL
+    child = subprocess.Popen(
+        [sys.executable, "-c", AGENT_PROCESS], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None and child.stdin is not None
+    try:
+        asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 200, child.stdout.readline().strip()))
+    finally:
+        child.stdin.close()
+        child.wait(timeout=30)

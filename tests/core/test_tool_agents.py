@@ -1,0 +1,117 @@
+"""The tool's `agents` action against real loopback agents."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+
+import httpx
+import pytest
+
+from a2aconsole.core.client import new_http_client
+from a2aconsole.core.workspace import Workspace
+from tests.support.agents import TestAgent
+from tests.support.toolkit import TARGET, entry, make_tool, write_agents
+
+DEAD_URL = "http://127.0.0.1:9/"  # the discard port: nothing listens there
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    client = new_http_client()
+    yield client
+    await client.aclose()
+
+
+async def test_agents_lists_cards_and_skills(http, workspace: Workspace, agent: TestAgent) -> None:
+    write_agents(workspace, entry("echo", agent), entry("echo-2", agent, description="my own words"))
+    result = await make_tool(http, workspace).run("agents", {}, TARGET)
+    first, second = result["agents"]
+    assert first["name"] == "echo"
+    assert first["description"] == "A scripted agent for tests"
+    assert first["cardName"] == "Loopback test agent"
+    assert first["skills"][0] == {
+        "id": "echo",
+        "name": "Echo",
+        "description": "Repeats what it is told",
+        "examples": ["hello there", "hello again"],
+    }
+    assert [s["id"] for s in first["skills"]] == ["echo", "files"]
+    assert first["streaming"] is True and first["push"] is True
+    assert second["description"] == "my own words"
+
+
+async def test_agents_extended_card_with_key(http, workspace: Workspace, make_agent: Callable[..., TestAgent]) -> None:
+    agent = make_agent(key="k-ext-123", extended=True)
+    plain = make_agent(extended=True)
+    write_agents(workspace, entry("keyed", agent, key="k-ext-123"), entry("plain", plain))
+    keyed, public = (await make_tool(http, workspace).run("agents", {}, TARGET))["agents"]
+    assert "secret" in [s["id"] for s in keyed["skills"]]
+    assert keyed["description"].endswith("(extended)")
+    assert "secret" not in [s["id"] for s in public["skills"]]  # no key: the public card only
+
+
+async def test_agents_unreachable_agent_listed(http, workspace: Workspace, agent: TestAgent) -> None:
+    write_agents(workspace, entry("gone", DEAD_URL), entry("echo", agent))
+    gone, echo = (await make_tool(http, workspace).run("agents", {}, TARGET))["agents"]
+    assert gone["name"] == "gone" and "unreachable" in gone["unreachable"]
+    assert '"gone"' in gone["unreachable"]
+    assert echo["skills"]
+
+
+async def test_agents_file_edited_applies_to_next_call(http, workspace: Workspace, agent: TestAgent) -> None:
+    tool = make_tool(http, workspace)
+    write_agents(workspace, entry("echo", agent))
+    assert [a["name"] for a in (await tool.run("agents", {}, TARGET))["agents"]] == ["echo"]
+    workspace.agents_path.write_text(
+        f'[{{"name": "renamed", "url": "{agent.url}", "description": "edited by hand"}}]', encoding="utf-8"
+    )
+    (listed,) = (await tool.run("agents", {}, TARGET))["agents"]
+    assert listed["name"] == "renamed" and listed["description"] == "edited by hand"
+    result = await tool.run("send", {"agent": "echo", "message": "hello"}, TARGET)
+    assert 'unknown agent "echo"' in result["error"]
+
+
+async def test_agents_malformed_file_reports_file(http, workspace: Workspace) -> None:
+    workspace.agents_path.parent.mkdir(parents=True, exist_ok=True)
+    workspace.agents_path.write_text('[{"name": "x",', encoding="utf-8")
+    tool = make_tool(http, workspace)
+    result = await tool.run("agents", {}, TARGET)
+    assert str(workspace.agents_path) in result["error"] and "not valid JSON" in result["error"]
+    result = await tool.run("send", {"agent": "x", "message": "hi"}, TARGET)
+    assert str(workspace.agents_path) in result["error"]
+
+
+async def test_agents_invalid_entry_listed_as_problem(http, workspace: Workspace, agent: TestAgent) -> None:
+    workspace.agents_path.parent.mkdir(parents=True, exist_ok=True)
+    workspace.agents_path.write_text(
+        f'[{{"name": "Bad Name", "url": "{agent.url}"}}, {{"name": "ok", "url": "{agent.url}"}}]', encoding="utf-8"
+    )
+    result = await make_tool(http, workspace).run("agents", {}, TARGET)
+    assert [a["name"] for a in result["agents"]] == ["ok"]
+    assert "entry 1" in result["problems"][0]
+
+
+async def test_agents_slow_card_does_not_block_others(
+    http, workspace: Workspace, make_agent: Callable[..., TestAgent]
+) -> None:
+    slow, quick = make_agent(), make_agent()
+    slow.card_delay = 1.0
+    write_agents(workspace, entry("slow", slow), entry("quick", quick))
+    tool = make_tool(http, workspace, card_timeout_seconds=0.2)
+    started = time.monotonic()
+    slow_info, quick_info = (await tool.run("agents", {}, TARGET))["agents"]
+    assert time.monotonic() - started < 0.9
+    assert "did not answer in time" in slow_info["unreachable"]
+    assert quick_info["skills"]
+
+
+async def test_agents_empty_workspace(http, workspace: Workspace) -> None:
+    result = await make_tool(http, workspace).run("agents", {}, TARGET)
+    assert result["agents"] == [] and "agents.json" in result["note"]
+
+
+async def test_unknown_action_and_target(http, workspace: Workspace) -> None:
+    tool = make_tool(http, workspace)
+    assert "unknown action" in (await tool.run("list", {}, TARGET))["error"]
+    assert "unknown chat target" in (await tool.run("agents", {}, "nobody"))["error"]

@@ -1,0 +1,347 @@
+"""The tool's `send` action against real loopback agents: answers, questions, files, watches, errors, hops."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import httpx
+import pytest
+
+from a2aconsole.core.client import new_http_client
+from a2aconsole.core.clock import FakeClock
+from a2aconsole.core.results import WORKING_NOTE
+from a2aconsole.core.workspace import Workspace
+from tests.support.agents import PDF_BYTES, TestAgent
+from tests.support.toolkit import TARGET, RecordingWatches, entry, make_tool, until, write_agents
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    client = new_http_client()
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+def echo(workspace: Workspace, agent: TestAgent) -> TestAgent:
+    write_agents(workspace, entry("echo", agent))
+    return agent
+
+
+async def test_send_completes_within_wait_returns_answer_and_ids(http, workspace: Workspace, echo: TestAgent) -> None:
+    result = await make_tool(http, workspace).run("send", {"agent": "echo", "message": "hello there"}, TARGET)
+    assert result["state"] == "completed"
+    assert result["text"] == "echo: hello there"
+    assert result["taskId"] == echo.received[0].task_id
+    assert result["contextId"] == echo.received[0].context_id
+    assert result["artifacts"] == [{"name": "result", "text": "echo: hello there"}]
+    assert echo.received[0].text == "hello there"
+    assert workspace.read_pending().records == []
+
+
+async def test_send_continues_context(http, workspace: Workspace, echo: TestAgent) -> None:
+    tool = make_tool(http, workspace)
+    first = await tool.run("send", {"agent": "echo", "message": "hello one"}, TARGET)
+    second = await tool.run("send", {"agent": "echo", "message": "hello two", "contextId": first["contextId"]}, TARGET)
+    assert second["contextId"] == first["contextId"] == echo.received[1].context_id
+    assert second["taskId"] != first["taskId"]
+    assert second["text"] == "echo: hello two"
+
+
+async def test_send_input_required_returns_question(http, workspace: Workspace, echo: TestAgent) -> None:
+    result = await make_tool(http, workspace).run("send", {"agent": "echo", "message": "ask"}, TARGET)
+    assert result["state"] == "input-required"
+    assert result["question"] == "Which colour?"
+    assert "action=send" in result["hint"] and result["taskId"] in result["hint"]
+    assert result["contextId"]
+
+
+async def test_send_auth_required_returns_question(http, workspace: Workspace, echo: TestAgent) -> None:
+    result = await make_tool(http, workspace).run("send", {"agent": "echo", "message": "auth"}, TARGET)
+    assert result["state"] == "auth-required"
+    assert result["question"] == "Please sign in at the agent"
+    assert "authentication" in result["hint"] and result["taskId"] in result["hint"]
+
+
+async def test_send_answer_with_task_id_continues_task(http, workspace: Workspace, echo: TestAgent) -> None:
+    tool = make_tool(http, workspace)
+    question = await tool.run("send", {"agent": "echo", "message": "ask"}, TARGET)
+    answer = await tool.run(
+        "send",
+        {"agent": "echo", "message": "blue", "taskId": question["taskId"], "contextId": question["contextId"]},
+        TARGET,
+    )
+    assert answer["state"] == "completed"
+    assert answer["taskId"] == question["taskId"]
+    assert answer["text"] == "got answer: blue"
+    assert echo.received[1].task_id == question["taskId"]
+
+
+async def test_send_failed_task_returns_reason(http, workspace: Workspace, echo: TestAgent) -> None:
+    result = await make_tool(http, workspace).run("send", {"agent": "echo", "message": "fail"}, TARGET)
+    assert result["state"] == "failed" and result["text"] == "boom: cannot do that"
+
+
+async def test_send_message_only_reply(http, workspace: Workspace, make_agent: Callable[..., TestAgent]) -> None:
+    write_agents(workspace, entry("talker", make_agent(message_only=True)))
+    result = await make_tool(http, workspace).run("send", {"agent": "talker", "message": "hi"}, TARGET)
+    assert result["message"] == "echo: hi"
+    assert result["contextId"]
+    assert "state" not in result
+
+
+async def _run_until_wait_expires(tool, clock: FakeClock, args: dict) -> dict:
+    run = asyncio.create_task(tool.run("send", args, TARGET))
+    await clock.wait_for_sleepers(1)
+    await clock.advance(5)
+    return await asyncio.wait_for(run, 10)
+
+
+@pytest.mark.parametrize(
+    ("options", "push_base_url", "source"),
+    [
+        ({}, None, "subscribe"),
+        ({"streaming": False}, None, "poll"),
+        ({}, "https://console.example", "push"),
+        ({"push": False}, "https://console.example", "subscribe"),
+    ],
+)
+async def test_send_slow_task_starts_watch(
+    http, workspace: Workspace, make_agent: Callable[..., TestAgent], options, push_base_url, source
+) -> None:
+    agent = make_agent(**options)
+    write_agents(workspace, entry("worker", agent))
+    clock, watches = FakeClock(), RecordingWatches()
+    tool = make_tool(http, workspace, clock=clock, watches=watches, push_base_url=push_base_url)
+    result = await _run_until_wait_expires(tool, clock, {"agent": "worker", "message": "hold g1"})
+    assert result == {
+        "state": "working",
+        "agent": "worker",
+        "taskId": agent.received[0].task_id,
+        "contextId": agent.received[0].context_id,
+        "note": WORKING_NOTE,
+    }
+    (record,) = workspace.read_pending().records
+    assert (record.target, record.agent, record.task_id) == (TARGET, "worker", result["taskId"])
+    assert record.context_id == result["contextId"]
+    assert record.source == source
+    assert record.started_at.startswith("2026-01-01T00:00:0")
+    assert record.extra["message"] == "hold g1"
+    assert record.extra["state"] in ("submitted", "working")  # the last state seen before the wait ran out
+    assert (record.push_token is not None) == (source == "push")
+    if record.push_token:
+        assert len(record.push_token) >= 40 and record.push_token not in str(result)
+    assert watches.calls == [("arm", result["taskId"])]
+    agent.release("g1")
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+async def test_send_completes_while_waiting(
+    http, workspace: Workspace, make_agent: Callable[..., TestAgent], streaming: bool
+) -> None:
+    agent = make_agent(streaming=streaming)
+    write_agents(workspace, entry("worker", agent))
+    clock = FakeClock()
+    tool = make_tool(http, workspace, clock=clock)
+    run = asyncio.create_task(tool.run("send", {"agent": "worker", "message": "hold g2"}, TARGET))
+    await clock.wait_for_sleepers(2 if not streaming else 1)
+    agent.release("g2")
+    await until(lambda: len(agent.finished) == 1)
+    if not streaming:
+        await clock.advance(0.5)  # the next poll
+    result = await asyncio.wait_for(run, 10)
+    assert result["state"] == "completed" and result["text"] == "released g2"
+    assert workspace.read_pending().records == []
+    if not streaming:
+        assert clock.sleeps[:2] == [5, 0.5] or sorted(clock.sleeps[:2]) == [0.5, 5]
+
+
+async def test_send_file_artifact_saved_to_inbox(http, workspace: Workspace, echo: TestAgent) -> None:
+    folder = workspace.inbox_dir / "echo"
+    folder.mkdir(parents=True)
+    (folder / "report.pdf").write_bytes(b"an older report")
+    result = await make_tool(http, workspace).run("send", {"agent": "echo", "message": "file"}, TARGET)
+    assert result["state"] == "completed"
+    assert result["files"] == ["inbox/a2a/echo/report-1.pdf"]
+    assert (workspace.root / result["files"][0]).read_bytes() == PDF_BYTES
+    assert (folder / "report.pdf").read_bytes() == b"an older report"  # never overwritten
+    assert result["links"] == ["https://files.example/r.pdf"]
+    assert result["text"] == "here is the report"
+
+
+async def test_send_oversized_artifact_skipped(http, workspace: Workspace, echo: TestAgent) -> None:
+    tool = make_tool(http, workspace, max_file_bytes=1000)
+    result = await tool.run("send", {"agent": "echo", "message": "bigfile 2000"}, TARGET)
+    assert result["skipped"] == [{"name": "big.bin", "bytes": 2000}]
+    assert result["files"] == [] and not (workspace.inbox_dir / "echo" / "big.bin").exists()
+
+
+async def test_send_files_argument_sent_as_parts(http, workspace: Workspace, echo: TestAgent) -> None:
+    (workspace.root / "docs").mkdir()
+    (workspace.root / "docs" / "notes.txt").write_text("my notes", encoding="utf-8")
+    (workspace.root / "pic.png").write_bytes(b"\x89PNG fake")
+    args = {"agent": "echo", "message": "hello files", "files": ["docs/notes.txt", "pic.png"]}
+    result = await make_tool(http, workspace).run("send", args, TARGET)
+    assert result["state"] == "completed"
+    text, notes, pic = echo.received[0].parts
+    assert text == {"text": "hello files"}
+    assert notes == {
+        "raw": base64.b64encode(b"my notes").decode(),
+        "mediaType": "text/plain",
+        "filename": "notes.txt",
+    }
+    assert pic["filename"] == "pic.png" and pic["mediaType"] == "image/png"
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    p = tmp_path / "secret.txt"
+    p.write_text("outside the workspace", encoding="utf-8")
+    return p
+
+
+@pytest.mark.parametrize("kind", ["dotdot", "absolute", "symlink", "fifo", "folder", "missing"])
+async def test_send_attachment_refused(http, workspace: Workspace, echo: TestAgent, outside: Path, kind: str) -> None:
+    if kind == "dotdot":
+        path, expect = "../secret.txt", "outside the workspace"
+    elif kind == "absolute":
+        path, expect = str(outside), "outside the workspace"
+    elif kind == "symlink":
+        (workspace.root / "link.txt").symlink_to(outside)
+        path, expect = "link.txt", "outside the workspace"
+    elif kind == "fifo":
+        os.mkfifo(workspace.root / "pipe")
+        path, expect = "pipe", "not a regular file"
+    elif kind == "folder":
+        (workspace.root / "dir").mkdir()
+        path, expect = "dir", "is a folder"
+    else:
+        path, expect = "nope.txt", "does not exist"
+    result = await make_tool(http, workspace).run(
+        "send", {"agent": "echo", "message": "hello", "files": [path]}, TARGET
+    )
+    assert expect in result["error"]
+    assert echo.received == []
+
+
+async def test_send_attachment_symlink_inside_workspace_allowed(http, workspace: Workspace, echo: TestAgent) -> None:
+    (workspace.root / "real.txt").write_text("inside", encoding="utf-8")
+    (workspace.root / "alias.txt").symlink_to(workspace.root / "real.txt")
+    result = await make_tool(http, workspace).run(
+        "send", {"agent": "echo", "message": "hello", "files": ["alias.txt"]}, TARGET
+    )
+    assert result["state"] == "completed"
+    assert echo.received[0].parts[1]["filename"] == "real.txt"
+
+
+async def test_send_attachments_capped_together(http, workspace: Workspace, echo: TestAgent) -> None:
+    (workspace.root / "a.bin").write_bytes(b"a" * 600)
+    (workspace.root / "b.bin").write_bytes(b"b" * 600)
+    tool = make_tool(http, workspace, max_file_bytes=1000)
+    ok = await tool.run("send", {"agent": "echo", "message": "hello", "files": ["a.bin"]}, TARGET)
+    assert ok["state"] == "completed"
+    result = await tool.run("send", {"agent": "echo", "message": "hello", "files": ["a.bin", "b.bin"]}, TARGET)
+    assert "larger than 1000 bytes" in result["error"]
+    assert len(echo.received) == 1
+
+
+async def test_send_unknown_agent_error(http, workspace: Workspace, echo: TestAgent) -> None:
+    result = await make_tool(http, workspace).run("send", {"agent": "nobody", "message": "hi"}, TARGET)
+    assert 'unknown agent "nobody"' in result["error"]
+    assert "echo" in result["error"] and "action=agents" in result["error"]
+
+
+@pytest.mark.parametrize(
+    ("args", "expect"),
+    [
+        ({"message": "hi"}, "agent is required"),
+        ({"agent": "echo"}, "message is required"),
+        ({"agent": "echo", "message": 3}, "message must be a string"),
+        ({"agent": "echo", "message": "hi", "files": "a.txt"}, "files must be a list"),
+        ({"agent": "echo", "message": "hi", "taskId": 7}, "taskId must be a string"),
+    ],
+)
+async def test_send_bad_arguments(http, workspace: Workspace, echo: TestAgent, args: dict, expect: str) -> None:
+    assert expect in (await make_tool(http, workspace).run("send", args, TARGET))["error"]
+
+
+async def test_send_401_readable_error(http, workspace: Workspace, make_agent: Callable[..., TestAgent]) -> None:
+    agent = make_agent(key="right-key-1")
+    write_agents(workspace, entry("locked", agent, key="wrong-key-2"), entry("keyless", agent))
+    tool = make_tool(http, workspace)
+    for name in ("locked", "keyless"):
+        result = await tool.run("send", {"agent": name, "message": "hello"}, TARGET)
+        assert f'agent "{name}" refused the request (HTTP 401)' in result["error"]
+        assert "key in agents.json" in result["error"]
+        assert "wrong-key-2" not in result["error"]
+
+
+async def test_send_unreachable_agent_error(http, workspace: Workspace) -> None:
+    write_agents(workspace, entry("gone", "http://127.0.0.1:9/"))
+    result = await make_tool(http, workspace).run("send", {"agent": "gone", "message": "hello"}, TARGET)
+    assert 'agent "gone" is unreachable' in result["error"]
+
+
+async def test_send_bearer_only_card_uses_bearer(
+    http, workspace: Workspace, make_agent: Callable[..., TestAgent]
+) -> None:
+    agent = make_agent(key="bearer-key-3", bearer_only=True)
+    write_agents(workspace, entry("bearer", agent, key="bearer-key-3"))
+    result = await make_tool(http, workspace).run("send", {"agent": "bearer", "message": "hello"}, TARGET)
+    assert result["state"] == "completed"
+    rpc = [h for method, path, h in agent.requests if method == "POST"]
+    assert rpc and all(h["authorization"] == "Bearer bearer-key-3" and "x-api-key" not in h for h in rpc)
+
+
+async def test_send_api_key_sent_as_header(http, workspace: Workspace, make_agent: Callable[..., TestAgent]) -> None:
+    agent = make_agent(key="api-key-4")
+    write_agents(workspace, entry("keyed", agent, key="api-key-4"))
+    result = await make_tool(http, workspace).run("send", {"agent": "keyed", "message": "hello"}, TARGET)
+    assert result["state"] == "completed"
+    assert all(h.get("x-api-key") == "api-key-4" for m, _, h in agent.requests if m == "POST")
+
+
+async def test_key_never_sent_to_another_origin(
+    http, workspace: Workspace, make_agent: Callable[..., TestAgent]
+) -> None:
+    other = make_agent()
+    decoy = make_agent(key="origin-key-5", interface_url=other.url)  # its card sends calls to `other`
+    write_agents(workspace, entry("decoy", decoy, key="origin-key-5"))
+    await make_tool(http, workspace).run("send", {"agent": "decoy", "message": "hello"}, TARGET)
+    assert other.requests, "the call went to the interface URL"
+    for _, _, headers in other.requests:
+        assert "x-api-key" not in headers and "authorization" not in headers
+        assert "origin-key-5" not in str(headers)
+
+
+async def test_hops_incremented(http, workspace: Workspace, echo: TestAgent) -> None:
+    tool = make_tool(http, workspace, hops=lambda target: 2 if target == TARGET else 0)
+    await tool.run("send", {"agent": "echo", "message": "hello"}, TARGET)
+    assert echo.received[0].metadata["volcanic.hops"] == 3
+
+
+async def test_hops_default_is_one(http, workspace: Workspace, echo: TestAgent) -> None:
+    await make_tool(http, workspace).run("send", {"agent": "echo", "message": "hello"}, TARGET)
+    assert echo.received[0].metadata["volcanic.hops"] == 1
+
+
+async def test_send_context_busy_names_watched_task(
+    http, workspace: Workspace, make_agent: Callable[..., TestAgent]
+) -> None:
+    agent = make_agent(one_task_per_context=True)
+    write_agents(workspace, entry("single", agent))
+    clock = FakeClock()
+    tool = make_tool(http, workspace, clock=clock)
+    watched = await _run_until_wait_expires(tool, clock, {"agent": "single", "message": "hold b1"})
+    before = workspace.read_pending().records
+    args = {"agent": "single", "message": "hello more", "contextId": watched["contextId"]}
+    result = await tool.run("send", args, TARGET)
+    assert "busy" in result["error"]
+    assert f"already watches task {watched['taskId']}" in result["error"]
+    assert "arrive here by itself" in result["error"]
+    assert workspace.read_pending().records == before  # a refusal never touches a watch
+    agent.release("b1")

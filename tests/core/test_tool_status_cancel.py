@@ -1,0 +1,164 @@
+"""The tool's `status` and `cancel` actions, their order with watches, and keys never leaking."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+
+import httpx
+import pytest
+
+from a2aconsole.core.client import new_http_client
+from a2aconsole.core.clock import FakeClock
+from a2aconsole.core.events import QUESTION, RESULT, SENT, MemorySink
+from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.workspace import Workspace
+from tests.support.agents import TestAgent
+from tests.support.toolkit import TARGET, RecordingWatches, entry, make_tool, write_agents
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    client = new_http_client()
+    yield client
+    await client.aclose()
+
+
+async def _watched_hold(tool, clock: FakeClock, gate: str, agent: str = "echo") -> dict:
+    run = asyncio.create_task(tool.run("send", {"agent": agent, "message": f"hold {gate}"}, TARGET))
+    await clock.wait_for_sleepers(1)
+    await clock.advance(5)
+    result = await asyncio.wait_for(run, 10)
+    assert result["state"] == "working"
+    return result
+
+
+async def test_status_returns_task(http, workspace: Workspace, agent: TestAgent) -> None:
+    write_agents(workspace, entry("echo", agent))
+    tool = make_tool(http, workspace)
+    sent = await tool.run("send", {"agent": "echo", "message": "file"}, TARGET)
+    status = await tool.run("status", {"agent": "echo", "taskId": sent["taskId"]}, TARGET)
+    assert status == sent  # the same shape as a finished send (the file is not saved twice)
+    assert status["files"] == ["inbox/a2a/echo/report.pdf"]
+
+
+async def test_status_of_running_task_keeps_watch(http, workspace: Workspace, agent: TestAgent) -> None:
+    write_agents(workspace, entry("echo", agent))
+    clock, watches = FakeClock(), RecordingWatches()
+    tool = make_tool(http, workspace, clock=clock, watches=watches)
+    sent = await _watched_hold(tool, clock, "s1")
+    status = await tool.run("status", {"agent": "echo", "taskId": sent["taskId"]}, TARGET)
+    assert status["state"] == "working" and status["text"] == "holding s1"
+    assert len(workspace.read_pending().records) == 1
+    agent.release("s1")
+
+
+async def test_status_settled_task_ends_watch(http, workspace: Workspace, agent: TestAgent) -> None:
+    write_agents(workspace, entry("echo", agent))
+    tool = make_tool(http, workspace)
+    sent = await tool.run("send", {"agent": "echo", "message": "ask"}, TARGET)
+    async with workspace.pending_tx() as tx:  # as if a watch had taken the task over
+        tx.records.append(WatchRecord("w1", TARGET, "echo", sent["taskId"], sent["contextId"]))
+        tx.records.append(WatchRecord("w2", "other-chat", "echo", sent["taskId"], sent["contextId"]))
+    status = await tool.run("status", {"agent": "echo", "taskId": sent["taskId"]}, TARGET)
+    assert status["state"] == "input-required" and status["question"] == "Which colour?"
+    assert [r.watch_id for r in workspace.read_pending().records] == ["w2"]  # only this chat's watch ends
+
+
+async def test_status_unknown_task_error(http, workspace: Workspace, agent: TestAgent) -> None:
+    write_agents(workspace, entry("echo", agent))
+    result = await make_tool(http, workspace).run("status", {"agent": "echo", "taskId": "no-such-task"}, TARGET)
+    assert 'agent "echo" does not know that task' in result["error"]
+    assert "taskId is required" in (await make_tool(http, workspace).run("status", {"agent": "echo"}, TARGET))["error"]
+
+
+async def test_cancel_cancels_remote_and_drops_watch(http, workspace: Workspace, agent: TestAgent) -> None:
+    write_agents(workspace, entry("echo", agent))
+    clock, watches = FakeClock(), RecordingWatches()
+    tool = make_tool(http, workspace, clock=clock, watches=watches)
+    sent = await _watched_hold(tool, clock, "c1")
+    assert len(workspace.read_pending().records) == 1
+    result = await tool.run("cancel", {"agent": "echo", "taskId": sent["taskId"]}, TARGET)
+    assert result["state"] == "canceled" and result["text"] == "cancelled by request"
+    assert workspace.read_pending().records == []
+    assert watches.calls == [("arm", sent["taskId"]), ("stop", sent["taskId"])]
+    remote = await tool.run("status", {"agent": "echo", "taskId": sent["taskId"]}, TARGET)
+    assert remote["state"] == "canceled"
+
+
+async def test_cancel_finished_task_returns_outcome(http, workspace: Workspace, agent: TestAgent) -> None:
+    write_agents(workspace, entry("echo", agent))
+    tool = make_tool(http, workspace)
+    sent = await tool.run("send", {"agent": "echo", "message": "hello done"}, TARGET)
+    result = await tool.run("cancel", {"agent": "echo", "taskId": sent["taskId"]}, TARGET)
+    assert result["state"] == "completed" and result["text"] == "echo: hello done"
+    assert "already finished" in result["note"]
+
+
+async def test_cancel_unreachable_rearms_watch(
+    http, workspace: Workspace, make_agent: Callable[..., TestAgent]
+) -> None:
+    agent = make_agent()
+    write_agents(workspace, entry("echo", agent))
+    clock, watches = FakeClock(), RecordingWatches()
+    tool = make_tool(http, workspace, clock=clock, watches=watches)
+    sent = await _watched_hold(tool, clock, "c2")
+    (before,) = workspace.read_pending().records
+    write_agents(workspace, entry("echo", "http://127.0.0.1:9/"))  # the agent moved away
+    result = await tool.run("cancel", {"agent": "echo", "taskId": sent["taskId"]}, TARGET)
+    assert 'agent "echo" is unreachable' in result["error"] and "still watched" in result["error"]
+    (after,) = workspace.read_pending().records
+    assert after.to_json() == before.to_json()  # same watch id, token and start
+    assert [c[0] for c in watches.calls] == ["arm", "stop", "rearm"]
+    agent.release("c2")
+
+
+async def test_result_never_contains_key(
+    http, workspace: Workspace, make_agent: Callable[..., TestAgent], caplog: pytest.LogCaptureFixture
+) -> None:
+    key = "sk-live-NEVER-SHOW-4242"
+    good = make_agent(key=key, extended=True)
+    wrong = make_agent(key="another-key")
+    write_agents(
+        workspace,
+        entry("good", good, key=key),
+        entry("wrong", wrong, key=key),
+        entry("gone", "http://127.0.0.1:9/", key=key),
+    )
+    sink = MemorySink()
+    clock = FakeClock()
+    tool = make_tool(http, workspace, events=sink, clock=clock, push_base_url="https://console.example")
+    caplog.set_level(logging.DEBUG)
+    results = [await tool.run("agents", {}, TARGET)]
+    for name in ("good", "wrong", "gone"):
+        results.append(await tool.run("send", {"agent": name, "message": "file"}, TARGET))
+        results.append(await tool.run("send", {"agent": name, "message": "ask"}, TARGET))
+        results.append(await tool.run("status", {"agent": name, "taskId": "t-unknown"}, TARGET))
+        results.append(await tool.run("cancel", {"agent": name, "taskId": "t-unknown"}, TARGET))
+    results.append(await _watched_hold(tool, clock, "k1", agent="good"))
+    results.append(await tool.run("cancel", {"agent": "good", "taskId": results[-1]["taskId"]}, TARGET))
+    assert results[1]["state"] == "completed" and "error" in results[5]  # the calls really ran
+    ours = "\n".join(r.getMessage() for r in caplog.records if not r.name.startswith("a2a.server"))  # not the agent's
+    dumped = json.dumps(results) + json.dumps([e.to_json() for e in sink.events], default=str) + ours
+    assert key not in dumped
+    assert {SENT, RESULT, QUESTION} <= set(sink.kinds())
+
+
+async def test_malformed_pending_file_reported(http, workspace: Workspace, agent: TestAgent) -> None:
+    write_agents(workspace, entry("echo", agent))
+    workspace.pending_path.write_text("[{", encoding="utf-8")
+    clock = FakeClock()
+    tool = make_tool(http, workspace, clock=clock)
+    run = asyncio.create_task(tool.run("send", {"agent": "echo", "message": "hold p1"}, TARGET))
+    await clock.wait_for_sleepers(1)
+    await clock.advance(5)
+    result = await asyncio.wait_for(run, 10)
+    assert str(workspace.pending_path) in result["error"] and "cannot be watched" in result["error"]
+    assert result["taskId"] == agent.received[0].task_id
+    agent.release("p1")
+    done = await tool.run("send", {"agent": "echo", "message": "ask"}, TARGET)
+    status = await tool.run("status", {"agent": "echo", "taskId": done["taskId"]}, TARGET)
+    assert status["state"] == "input-required" and "pending.json" in status["warning"]
+    assert workspace.pending_path.read_text(encoding="utf-8") == "[{"  # never overwritten

@@ -1,0 +1,76 @@
+"""A worker killed with SIGKILL while watches are armed loses nothing: restarted, it delivers every result."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from a2aconsole.core.client import Remote, new_http_client
+from a2aconsole.core.clock import SystemClock
+from tests.support.watching import add_record, eventually, start_task
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+async def remote() -> AsyncIterator[Remote]:
+    http = new_http_client()
+    yield Remote(http, call_timeout=10.0, card_timeout=5.0)
+    await http.aclose()
+
+
+@pytest.fixture
+def spawn(tmp_path: Path) -> Iterator:
+    procs: list[subprocess.Popen] = []
+
+    def start(ws_root: Path, out: Path) -> subprocess.Popen:
+        p = subprocess.Popen([sys.executable, "-m", "tests.support.watch_process", str(ws_root), str(out)], cwd=ROOT)
+        procs.append(p)
+        return p
+
+    yield start
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+        p.wait(timeout=10)
+
+
+def delivered(out: Path) -> list[dict]:
+    if not out.exists():
+        return []
+    return [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+
+
+async def test_worker_killed_with_armed_watches_loses_nothing(make_agent, workspace, remote, spawn, tmp_path) -> None:
+    agent = make_agent(push=False)  # streaming: results arrive at once, no 15 s poll waits
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    clock = SystemClock()
+    tasks = [await start_task(remote, workspace, "bot", f"hold k{i}") for i in range(5)]
+    records = [await add_record(workspace, t, "bot", clock, source="subscribe") for t in tasks]
+    out = tmp_path / "delivered.jsonl"
+
+    first = spawn(workspace.root, out)
+    await eventually(lambda: agent.methods.count("SubscribeToTask") >= 5, what="5 subscriptions")
+    agent.release("k0")
+    agent.release("k1")
+    await eventually(lambda: len(delivered(out)) >= 2, what="2 deliveries")
+    os.kill(first.pid, signal.SIGKILL)  # three watches armed, two results done
+    first.wait(timeout=10)
+    for i in (2, 3, 4):  # they finish while no worker runs
+        agent.release(f"k{i}")
+    await eventually(lambda: len(agent.finished) == 5, what="the agent to finish all tasks")
+
+    spawn(workspace.root, out)
+    want = {r.watch_id for r in records}
+    await eventually(lambda: {d["watchId"] for d in delivered(out)} == want, timeout=30, what="all results")
+    await eventually(lambda: workspace.read_pending().records == [], what="pending.json to empty")
+    by_watch = {d["watchId"]: d["text"] for d in delivered(out)}
+    for i, rec in enumerate(records):
+        assert f"released k{i}" in by_watch[rec.watch_id]

@@ -1,0 +1,82 @@
+"""A2A tool test kit: a tool over a real shared httpx client, agents.json writing, a recording watch control."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import httpx
+
+from a2aconsole.core.client import Remote
+from a2aconsole.core.clock import Clock
+from a2aconsole.core.config import ClientSettings
+from a2aconsole.core.events import EventSink
+from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.tool import A2ATool, PendingFileWatches
+from a2aconsole.core.workspace import Workspace
+from tests.support.agents import TestAgent
+
+TARGET = "chat-1"
+SETTINGS = ClientSettings(wait_seconds=5, card_timeout_seconds=5, call_timeout=20)
+
+
+def write_agents(workspace: Workspace, *entries: dict[str, Any]) -> None:
+    workspace.save_agents(list(entries), None)
+
+
+def entry(name: str, agent: TestAgent | str, **extra: Any) -> dict[str, Any]:
+    url = agent if isinstance(agent, str) else agent.url
+    return {"name": name, "url": url, **extra}
+
+
+class RecordingWatches(PendingFileWatches):
+    """The file-only watch control, recording what the tool asked of it."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    async def arm(self, workspace: Workspace, record: WatchRecord) -> None:
+        self.calls.append(("arm", record.task_id))
+
+    async def stop_watching(self, workspace: Workspace, target: str, agent: str, task_id: str) -> WatchRecord | None:
+        self.calls.append(("stop", task_id))
+        return await super().stop_watching(workspace, target, agent, task_id)
+
+    async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
+        self.calls.append(("rearm", record.task_id))
+        await super().rearm(workspace, record)
+
+
+def make_tool(
+    http: httpx.AsyncClient,
+    workspace: Workspace,
+    *,
+    clock: Clock | None = None,
+    watches: Any = None,
+    events: EventSink | None = None,
+    hops: Callable[[str], int] = lambda t: 0,
+    **settings: Any,
+) -> A2ATool:
+    s = replace(SETTINGS, **settings)
+    remote = Remote(http, call_timeout=s.call_timeout, card_timeout=s.card_timeout_seconds)
+    return A2ATool(
+        remote,
+        s,
+        lambda t: workspace if t == TARGET else None,
+        hops_for=hops,
+        watches=watches or RecordingWatches(),
+        events=events,
+        clock=clock,
+    )
+
+
+async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Wait (bounded, real time) for a condition another thread makes true: the agents run in their own thread."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met in time")
+        await asyncio.sleep(0.01)
