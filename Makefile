@@ -3,6 +3,8 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
 
 .PHONY: run test lint bench clean chromium
 
@@ -14,9 +16,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
+# `serve` applies migrations, creates ./workspace and prints the first-run link; Ctrl-C stops it.
 run: $(STAMP)
-	$(BIN)/python manage.py migrate --no-input -v 0
-	$(BIN)/python manage.py serve
+	$(BIN)/python manage.py serve --host $(HOST) --port $(PORT)
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || \

@@ -11,7 +11,7 @@ import dj_database_url
 
 from a2aconsole.core.config import ClientSettings, load_client_settings
 from a2aconsole.core.errors import ConfigError
-from a2aconsole.core.files import atomic_write
+from a2aconsole.core.files import atomic_write, lock_for, read_bytes
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -21,15 +21,25 @@ def _secret_key(data_dir: Path) -> str:
     if key := os.environ.get("SECRET_KEY"):
         return key
     path = data_dir / "secret_key"
+
+    def stored() -> str:
+        return (read_bytes(path) or b"").decode("utf-8", "replace").strip()
+
     try:
-        return path.read_text().strip()
-    except FileNotFoundError:
-        pass
-    data_dir.mkdir(parents=True, exist_ok=True)
-    key = secrets.token_urlsafe(50)
-    atomic_write(path, key.encode())
-    path.chmod(0o600)
-    return path.read_text().strip()
+        if key := stored():
+            return key
+        data_dir.mkdir(parents=True, exist_ok=True)
+        with lock_for(data_dir / ".secret_key.lock").hold():  # two first starts at once agree on one key
+            if key := stored():
+                return key
+            key = secrets.token_urlsafe(50)
+            atomic_write(path, key.encode())  # the temp file is created 0600, so the key is never readable by others
+            path.chmod(0o600)
+            return key
+    except OSError as e:
+        raise ConfigError(
+            f"A2ACONSOLE_DATA={str(data_dir)!r}: expected a writable folder for the data files ({e.strerror})"
+        ) from None
 
 
 def _database(data_dir: Path) -> dict:
@@ -65,6 +75,8 @@ def _allowed_hosts() -> list[str]:
 
 try:
     DATA_DIR = Path(os.environ.get("A2ACONSOLE_DATA") or BASE_DIR / "data").resolve()
+    if DATA_DIR.exists() and not DATA_DIR.is_dir():
+        raise ConfigError(f"A2ACONSOLE_DATA={str(DATA_DIR)!r}: expected a folder, found a file")
     WORKSPACE_DIR = Path(os.environ.get("A2ACONSOLE_WORKSPACE") or BASE_DIR / "workspace").resolve()
     if WORKSPACE_DIR.exists() and not WORKSPACE_DIR.is_dir():
         raise ConfigError(f"A2ACONSOLE_WORKSPACE={str(WORKSPACE_DIR)!r}: expected a folder, found a file")

@@ -1,3 +1,13 @@
-"""The JSON tool API for agent hosts. (Filled in by the chat-targets work.)"""
+"""The JSON tool API for agent hosts, under /api/v1/."""
 
-urlpatterns: list = []
+from __future__ import annotations
+
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("targets/<str:target_id>/tool", views.tool, name="api-tool"),
+    path("tool-schema", views.tool_schema, name="api-tool-schema"),
+    path("openapi.json", views.openapi, name="api-openapi"),
+]

@@ -1,6 +1,19 @@
-"""WebSocket routes of the console. (Filled in by the console work.)"""
+"""WebSocket routes of the console, and the background channels of the worker."""
 
-websocket_urlpatterns: list = []
+from django.urls import path
+
+from a2aconsole.api.consumers import InboundConsumer
+from a2aconsole.web.consumers import ConsoleConsumer
+from a2aconsole.web.worker import WatchWorker
+
+# One socket per console tab: /ws/console/<page>/?target=…|agent=…&task=…|q=…
+websocket_urlpatterns: list = [
+    path("ws/console/<str:page>/", ConsoleConsumer.as_asgi()),
+]
 
 # Background channels (runworker): the watch worker registers here. (Filled in by the watches work.)
 channel_routes: dict = {}
+channel_routes["a2a-watches"] = WatchWorker.as_asgi()  # manage.py runworker a2a-watches
+
+# Hosts inside the process report an inbound message's hops (chat targets work).
+channel_routes["a2a-inbound"] = InboundConsumer.as_asgi()

@@ -1,7 +1,36 @@
 from django.urls import path
 
-from .views import home
+from .views import agents, auth, conversation, dashboard, inbox, status, targets, tasks, watches
 
 urlpatterns = [
-    path("", home.dashboard, name="dashboard"),
+    # the console pages
+    path("", dashboard.page, name="dashboard"),
+    path("dashboard/agents/", dashboard.agents, name="dashboard-agents"),
+    path("agents/", agents.agent_list, name="agents"),
+    path("agents/add/", agents.agent_add, name="agent-add"),
+    path("agents/file/", agents.agents_file, name="agents-file"),
+    path("agent/<str:name>/", agents.agent_detail, name="agent"),
+    path("agent/<str:name>/edit/", agents.agent_edit, name="agent-edit"),
+    path("agent/<str:name>/delete/", agents.agent_delete, name="agent-delete"),
+    path("chat/", conversation.home, name="conversation-home"),
+    path("chat/<str:target>/", conversation.page, name="conversation"),
+    path("chat/<str:target>/send/", conversation.send, name="conversation-send"),
+    path("files/<str:target>/<path:path>", conversation.download, name="download"),
+    path("watches/", watches.page, name="watches"),
+    path("watches/action/", watches.action, name="watch-action"),
+    path("tasks/<str:agent>/<path:task_id>/act/", tasks.act, name="task-act"),
+    path("tasks/<str:agent>/<path:task_id>/", tasks.page, name="task"),
+    path("inbox/", inbox.home, name="inbox-home"),
+    path("inbox/<str:target>/", inbox.page, name="inbox"),
+    path("a2a", status.page, name="a2a-status"),
+    path("login/", auth.login_view, name="login"),
+    path("logout/", auth.logout_view, name="logout"),
+    path("setup/<str:token>/", auth.setup, name="setup"),
+    # chat targets and their API tokens
+    path("targets/", targets.target_list, name="targets"),
+    path("targets/add/", targets.target_add, name="target-add"),
+    path("targets/<str:target_id>/", targets.target_edit, name="target"),
+    path("targets/<str:target_id>/enabled/", targets.target_enabled, name="target-enabled"),
+    path("targets/<str:target_id>/tokens/", targets.token_create, name="target-token-create"),
+    path("targets/<str:target_id>/tokens/<int:token_id>/revoke/", targets.token_revoke, name="target-token-revoke"),
 ]

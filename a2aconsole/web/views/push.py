@@ -1,9 +1,114 @@
-"""The push receiver: POST /a2a/push/<watchId>. (Filled in by the watches work.)"""
+"""The push receiver: `POST /a2a/push/<watchId>`, where remote agents report task updates.
 
-from django.http import HttpRequest, HttpResponse
+Unknown watch or wrong token -> 404 and nothing happens (constant-time compare, the same answer for
+both); body over MAX_PUSH_BYTES -> 413; not JSON, or about another task -> 400; a good push -> 200 at
+once: it only wakes the watch, which confirms the state with GetTask, so the same push twice changes
+nothing more. No body makes it answer 500. In the embedded default the registry is in this process; in
+scale-out the push is checked against `pending.json` and handed to the worker over the channel layer.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from channels.db import database_sync_to_async
+from django.contrib.auth.decorators import login_not_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
+
+from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.push import push_task_id, token_matches
+from a2aconsole.core.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+MAX_PUSH_BYTES = 1024 * 1024
+TOKEN_HEADER = "X-A2A-Notification-Token"
+
+
+def _answer(result: str) -> HttpResponse:
+    if result == "ok":
+        return JsonResponse({"ok": True})
+    if result == "bad_request":
+        return JsonResponse({"error": "not a push about this watch's task"}, status=400)
+    return JsonResponse({"error": "no such watch"}, status=404)
+
+
+def push_token(request: HttpRequest) -> str | None:
+    """The token from `X-A2A-Notification-Token` (what a2a-sdk servers send) or `Authorization: Bearer`."""
+    token = request.headers.get(TOKEN_HEADER)
+    if token:
+        return token
+    auth = request.headers.get("Authorization", "")
+    scheme, _, value = auth.partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    return None
+
+
+def _find(watch_id: str) -> tuple[Workspace, WatchRecord] | None:
+    """The active watch record with this id in any known workspace (sync: the ORM lists the workspaces)."""
+    from a2aconsole.web.runtime import enabled_workspaces
+
+    for ws in enabled_workspaces():
+        for rec in ws.read_pending().records:
+            if rec.watch_id == watch_id and rec.undelivered is None:
+                return ws, rec
+    return None
+
+
+def _check(rec: WatchRecord, token: str | None, body: bytes) -> str:
+    if not token_matches(rec.push_token, token):
+        return "not_found"
+    try:
+        task_id = push_task_id(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return "bad_request"
+    return "ok" if task_id == rec.task_id else "bad_request"
+
+
+async def _receive_from_files(watch_id: str, token: str | None, body: bytes) -> str:
+    """Scale-out: verify the push against pending.json, then wake the worker that follows the watch."""
+    from a2aconsole.web.runtime import wake_worker
+
+    found = await database_sync_to_async(_find)(watch_id)
+    if found is None:
+        return "not_found"
+    ws, rec = found
+    result = _check(rec, token, body)
+    if result != "ok":
+        return result
+    await wake_worker({"type": "watch.push", "workspace": str(ws.root), "watch_id": watch_id})
+    return "ok"
 
 
 @csrf_exempt
-def receive(request: HttpRequest, watch_id: str) -> HttpResponse:
-    return HttpResponse(status=404)
+@login_not_required
+async def receive(request: HttpRequest, watch_id: str) -> HttpResponse:
+    if request.method != "POST":
+        return JsonResponse({"error": "POST a push notification here"}, status=405, headers={"Allow": "POST"})
+    try:
+        declared = int(request.headers.get("Content-Length") or 0)
+    except ValueError:
+        return JsonResponse({"error": "bad Content-Length"}, status=400)
+    if declared > MAX_PUSH_BYTES:
+        return JsonResponse({"error": f"push body over {MAX_PUSH_BYTES} bytes"}, status=413)
+    try:
+        body = request.read(MAX_PUSH_BYTES + 1)
+    except Exception:
+        return JsonResponse({"error": "unreadable body"}, status=400)
+    if len(body) > MAX_PUSH_BYTES:
+        return JsonResponse({"error": f"push body over {MAX_PUSH_BYTES} bytes"}, status=413)
+    token = push_token(request)
+    try:
+        from a2aconsole.web.runtime import get_runtime
+
+        registry = get_runtime().registry
+        if registry is not None:  # embedded: the registry knows every watch (it rescans the files each minute)
+            result = await registry.on_push(watch_id, token, body)
+        else:  # a web process of a scale-out: check against the files, then wake the worker
+            result = await _receive_from_files(watch_id, token, body)
+    except Exception:
+        log.exception("push for watch %s could not be handled", watch_id[:40])
+        return JsonResponse({"error": "the console could not take the push now; send it again later"}, status=503)
+    return _answer(result)

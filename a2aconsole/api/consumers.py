@@ -1,0 +1,84 @@
+"""The `a2a-inbound` channel: hosts inside the process report an inbound message's hops.
+
+`{"type": "a2a.inbound", "target": "<id>", "hops": N}` sent to the channel `a2a-inbound` does what
+the API's `hops` does: the target's next outgoing message carries N + 1. Bad messages are logged and dropped.
+The serving process listens on the channel itself (`start_listening`); `manage.py runworker a2a-inbound`
+serves it elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from channels.consumer import AsyncConsumer
+from channels.layers import get_channel_layer
+
+from a2aconsole.web.models import ChatTarget
+
+from .calls import MAX_HOPS
+from .hops import set_inbound_hops
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "a2a-inbound"
+
+
+async def handle_inbound(message: dict[str, Any]) -> None:
+    """Apply one `a2a.inbound` message; a bad one is logged and dropped, never raised."""
+    target, hops = message.get("target"), message.get("hops")
+    if not isinstance(target, str) or isinstance(hops, bool) or not isinstance(hops, int):
+        log.warning("a2a.inbound message dropped: expected target (string) and hops (whole number)")
+        return
+    if not 0 <= hops <= MAX_HOPS:
+        log.warning("a2a.inbound for target %s dropped: hops %s out of range", target, hops)
+        return
+    try:
+        await set_inbound_hops(target, hops)
+    except ChatTarget.DoesNotExist:
+        log.warning("a2a.inbound for unknown target %s dropped", target)
+    except Exception:
+        log.exception("a2a.inbound for target %s failed", target)
+
+
+class InboundConsumer(AsyncConsumer):
+    """The channel's consumer, for `manage.py runworker a2a-inbound`."""
+
+    async def a2a_inbound(self, message: dict[str, Any]) -> None:
+        await handle_inbound(message)
+
+
+_listener: asyncio.Task[None] | None = None
+
+
+async def _listen(layer: Any) -> None:
+    while True:
+        try:
+            message = await layer.receive(CHANNEL)
+        except Exception as e:  # the layer is down (Redis): try again shortly
+            log.warning("a2a-inbound: receiving failed (%s); retrying in 5 s", type(e).__name__)
+            await asyncio.sleep(5)
+            continue
+        if message.get("type") == "a2a.inbound":
+            await handle_inbound(message)
+
+
+async def start_listening() -> None:
+    """Serve the `a2a-inbound` channel inside this process (the embedded default runs no `runworker`)."""
+    global _listener
+    layer = get_channel_layer()
+    if layer is None or (_listener is not None and not _listener.done()):
+        return
+    _listener = asyncio.ensure_future(_listen(layer))
+
+
+async def stop_listening() -> None:
+    """Stop the listener (idempotent)."""
+    global _listener
+    task, _listener = _listener, None
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task

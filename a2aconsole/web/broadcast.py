@@ -1,0 +1,62 @@
+"""The event sink of the Django side: store each event as a TaskEvent row, then tell the open tabs.
+
+Record first, notify second: the row is written before the channel-layer message, and the message only
+says "something changed" (tabs re-render from the database). A sink never raises into the registry or
+the tool: a lost event loses a live update, not data.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+
+from a2aconsole.core.events import Event, groups_for
+
+log = logging.getLogger(__name__)
+
+MESSAGE_TYPE = "a2a.event"
+
+
+def _store(event: Event) -> None:
+    from a2aconsole.web.models import TaskEvent
+
+    TaskEvent.objects.create(
+        workspace=event.workspace,
+        agent=event.agent,
+        task_id=event.task_id,
+        context_id=event.context_id,
+        target=event.target,
+        kind=event.kind,
+        state=event.state,
+        text=event.text,
+        data=event.data,
+        created_at=event.at,
+    )
+
+
+async def notify(groups: list[str], payload: dict) -> None:
+    """Send one `a2a.event` message to each group; failures are logged, never raised."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    for group in groups:
+        try:
+            await layer.group_send(group, {"type": MESSAGE_TYPE, "event": payload})
+        except Exception as e:
+            log.warning("live update to %s failed: %s", group, type(e).__name__)
+
+
+class ChannelsBroadcast:
+    """EventSink: a TaskEvent row per event, then `a2a.event` to `core.events.groups_for(event)`."""
+
+    async def emit(self, event: Event) -> None:
+        try:
+            await database_sync_to_async(_store)(event)
+        except Exception:
+            log.exception("storing a %s event of task %s failed", event.kind, event.task_id)
+        try:
+            await notify(groups_for(event), event.to_json())
+        except Exception:
+            log.exception("broadcasting a %s event failed", event.kind)

@@ -1,0 +1,173 @@
+"""Where a finished watch's text goes: the chat target's backend (`web`, `telegram`, `webhook`).
+
+`TargetDelivery` is the core's `ResultDelivery` over the ChatTarget table. Each backend has
+`async deliver(target, text, record) -> bool`; False (or an exception) keeps the result in
+`pending.json`, and the registry retries it with backoff and on the target's next session start.
+The `web` backend is built in here; other backends add themselves to `BACKENDS` from their own modules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+from collections.abc import Iterable
+from typing import Protocol
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+
+from a2aconsole.core.events import target_group
+from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.broadcast import notify
+from a2aconsole.web.models import ChatTarget, InboxItem
+
+log = logging.getLogger(__name__)
+
+CONSOLE_TARGET_ID = "console"
+
+
+class Backend(Protocol):
+    async def deliver(self, target: ChatTarget, text: str, record: WatchRecord | None) -> bool: ...
+
+
+class InboxBackend:
+    """The console's own inbox: the text is stored (once per watch) and shown live in the chat's open tabs.
+
+    A chat with no open tab still counts as delivered: the inbox keeps the text until it is read.
+    """
+
+    async def deliver(self, target: ChatTarget, text: str, record: WatchRecord | None) -> bool:
+        item = await database_sync_to_async(self._store)(target, text, record)
+        await notify(
+            [target_group(target.id)],
+            {
+                "kind": "inbox",
+                "target": target.id,
+                "item": item.pk,
+                "agent": item.agent,
+                "task_id": item.task_id,
+                "state": item.state,
+            },
+        )
+        return True
+
+    @staticmethod
+    def _store(target: ChatTarget, text: str, record: WatchRecord | None) -> InboxItem:
+        fields = {"text": text, "delivered": True}
+        if record is not None:
+            fields.update(
+                agent=record.agent,
+                task_id=record.task_id,
+                context_id=record.context_id,
+                state=str(record.extra.get("state") or ""),
+            )
+        if record is not None and record.watch_id:
+            # delivery is at least once: a second delivery of the same watch finds the first item
+            item, _ = InboxItem.objects.get_or_create(target=target, watch_id=record.watch_id, defaults=fields)
+            return item
+        return InboxItem.objects.create(target=target, **fields)
+
+
+BACKENDS: dict[str, Backend] = {"web": InboxBackend()}
+
+from a2aconsole.web.backends import telegram, webhook  # noqa: E402  (chat targets work)
+
+BACKENDS.update(telegram=telegram.TelegramBackend(), webhook=webhook.WebhookBackend())
+
+
+def _target_row(target_id: str) -> ChatTarget | None:
+    row = ChatTarget.objects.filter(pk=target_id).first()
+    if row is None and target_id == CONSOLE_TARGET_ID:
+        from a2aconsole.web.bootstrap import ensure_console_target
+
+        row = ensure_console_target()
+    return row
+
+
+def _workspace_path(target_id: str) -> str | None:
+    if target_id == CONSOLE_TARGET_ID:
+        return str(settings.WORKSPACE_DIR)
+    return ChatTarget.objects.filter(pk=target_id, enabled=True).values_list("workspace", flat=True).first()
+
+
+def _enabled_ids() -> list[str]:
+    return list(ChatTarget.objects.filter(enabled=True).values_list("id", flat=True))
+
+
+# The ORM must not run inside the event loop; one thread (with its one DB connection) does these short reads.
+_db_thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="a2a-targets")
+
+
+def _read_now(fn, *args):  # type: ignore[no-untyped-def]
+    """Run a short ORM read synchronously, from inside the loop (in the DB thread) or outside it."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return fn(*args)
+    return _db_thread.submit(_closing, fn, *args).result(timeout=10)
+
+
+def _closing(fn, *args):  # type: ignore[no-untyped-def]
+    """Run `fn`, then close this thread's DB connection (a test database can then be dropped; no idle link)."""
+    from django.db import connections
+
+    try:
+        return fn(*args)
+    finally:
+        connections.close_all()
+
+
+class TargetDelivery:
+    """The `ResultDelivery` of the console: routes each text by its target's backend."""
+
+    def __init__(self, backends: dict[str, Backend] | None = None) -> None:
+        self.backends = backends if backends is not None else BACKENDS
+
+    async def deliver(self, target: str, text: str, record: WatchRecord | None = None) -> bool:
+        try:
+            row = await database_sync_to_async(_target_row)(target)
+        except Exception:
+            log.exception("looking up chat target %s failed; the result stays kept", target)
+            return False
+        if row is None or not row.enabled:
+            log.warning("result for chat target %s kept: the target is unknown or disabled", target)
+            return False
+        backend = self.backends.get(row.backend)
+        if backend is None:
+            log.warning("result for chat target %s kept: no %r delivery backend in this process", target, row.backend)
+            return False
+        try:
+            ok = bool(await backend.deliver(row, text, record))
+        except Exception:
+            log.exception("the %s backend failed to deliver to chat target %s", row.backend, target)
+            return False
+        if ok and row.backend != "web" and record is not None:
+            await self._copy_to_inbox(row, text, record)
+        return ok
+
+    @staticmethod
+    async def _copy_to_inbox(row: ChatTarget, text: str, record: WatchRecord) -> None:
+        """Results sent elsewhere are also listed in the console's inbox of that chat (as a copy)."""
+        try:
+            await database_sync_to_async(InboxBackend._store)(row, text, record)
+        except Exception:
+            log.exception("keeping a copy of a delivered result for %s failed", row.id)
+
+    def workspace_for(self, target: str) -> Workspace | None:
+        try:
+            path = _read_now(_workspace_path, target)
+        except Exception as e:
+            log.warning("looking up the workspace of chat target %s failed: %s", target, type(e).__name__)
+            return None
+        return Workspace(path) if path else None
+
+    def known_targets(self) -> Iterable[str]:
+        try:
+            return _read_now(_enabled_ids)
+        except Exception:
+            return []
+
+
+__all__ = ["BACKENDS", "Backend", "InboxBackend", "TargetDelivery"]

@@ -1,0 +1,123 @@
+"""The console's forms. They check what the file layer checks, so an error shows beside its field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from a2aconsole.core.agents import NAME_PATTERN, is_http_url
+
+
+class AgentForm(forms.Form):
+    """One `agents.json` entry. `version` is the file's version the form was made from (conflict check).
+
+    The key is write-only: it is never put back into the page. Editing leaves it as it is unless a new
+    key is typed or "remove the key" is ticked.
+    """
+
+    name = forms.CharField(max_length=40, help_text="1-40 of a-z, 0-9 and -; what you and your agents call it")
+    url = forms.CharField(
+        label="URL", max_length=2000, help_text="The agent's base URL, or its card URL ending in .json"
+    )
+    key = forms.CharField(
+        label="Key",
+        required=False,
+        max_length=2000,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text="Optional API key; sent only to this agent's own address",
+    )
+    remove_key = forms.BooleanField(label="Remove the key", required=False)
+    description = forms.CharField(
+        required=False, max_length=500, help_text="Optional; overrides the description on the agent's card"
+    )
+    version = forms.CharField(widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, adding: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if adding:
+            del self.fields["remove_key"]
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"].strip()
+        if not NAME_PATTERN.match(name):
+            raise forms.ValidationError("Use 1-40 characters of a-z, 0-9 and - (no spaces or capitals).")
+        return name
+
+    def clean_url(self) -> str:
+        url = self.cleaned_data["url"].strip()
+        if not is_http_url(url):
+            raise forms.ValidationError("Enter an absolute http:// or https:// address, e.g. https://agent.example/")
+        return url
+
+    def apply(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """The entry as JSON: `raw` (the entry as stored, unknown fields kept) with the form's changes."""
+        d = self.cleaned_data
+        out = dict(raw)
+        out["name"] = d["name"]
+        out["url"] = d["url"]
+        if d.get("key"):
+            out["key"] = d["key"]
+        elif d.get("remove_key"):
+            out.pop("key", None)
+        if d.get("description"):
+            out["description"] = d["description"]
+        else:
+            out.pop("description", None)
+        return out
+
+
+class RawAgentsForm(forms.Form):
+    text = forms.CharField(
+        label="agents.json", widget=forms.Textarea(attrs={"class": "raw", "spellcheck": "false"}), required=False
+    )
+    version = forms.CharField(widget=forms.HiddenInput)
+
+
+class VersionForm(forms.Form):
+    version = forms.CharField(widget=forms.HiddenInput)
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Several files in one field (Django's documented recipe)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data: Any, initial: Any = None) -> Any:
+        single = super().clean
+        if isinstance(data, list | tuple):
+            return [single(d, initial) for d in data]
+        return [single(data, initial)] if data else []
+
+
+class SendForm(forms.Form):
+    """A message to an agent: new, continuing a context, or answering a task."""
+
+    agent = forms.ChoiceField(choices=())
+    message = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), max_length=100_000)
+    files = MultipleFileField(
+        label="Attach files",
+        required=False,
+        help_text="Stored in the workspace under uploads/ and sent with the message",
+    )
+    context_id = forms.CharField(label="Continue context", required=False, max_length=200)
+    task_id = forms.CharField(label="Answer task", required=False, max_length=200)
+
+    def __init__(self, *args: Any, agents: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["agent"].choices = [(a, a) for a in agents]
+
+
+class AnswerForm(forms.Form):
+    """The inline answer to an agent's question (send with its task id)."""
+
+    agent = forms.CharField(widget=forms.HiddenInput)
+    task_id = forms.CharField(widget=forms.HiddenInput)
+    context_id = forms.CharField(widget=forms.HiddenInput, required=False)
+    message = forms.CharField(label="Your answer", max_length=100_000)

@@ -1,0 +1,218 @@
+"""The process runtime: every long-lived part, built once (`build_runtime`) and found with `get_runtime()`.
+
+One runtime per running event loop: the httpx client and the asyncio locks belong to the loop that made
+them, so daphne's loop, a `runworker` loop and each test's loop get their own runtime (tests end theirs
+with `close_runtime()`). The runtime that runs the watch worker holds the `WatchRegistry`; a web process
+without it (scale-out) writes watch records to the files and sends the worker a wake-up message over the
+channel layer, which is at-most-once: the worker acts on the files and also rescans them every minute.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+
+from a2aconsole.core.client import Remote, new_http_client
+from a2aconsole.core.clock import Clock, SystemClock
+from a2aconsole.core.config import ClientSettings
+from a2aconsole.core.delivery import ResultDelivery
+from a2aconsole.core.events import EventSink
+from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.tool import A2ATool, PendingFileWatches
+from a2aconsole.core.watches import WatchRegistry
+from a2aconsole.core.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+WORKER_CHANNEL = "a2a-watches"
+RESCAN_SECONDS = 60.0
+# embedded (default): the serving process runs the registry; external: `manage.py runworker a2a-watches` does.
+WORKER_MODE_ENV = "A2ACONSOLE_WATCH_WORKER"
+
+
+def worker_mode() -> str:
+    mode = getattr(settings, "A2A_WATCH_WORKER", None) or os.environ.get(WORKER_MODE_ENV, "embedded")
+    return "external" if str(mode).strip().lower() == "external" else "embedded"
+
+
+async def wake_worker(message: dict[str, Any]) -> None:
+    """Send the worker a wake-up (at most once; it only says "look at the files"). Never raises."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        await layer.send(WORKER_CHANNEL, message)
+    except Exception as e:
+        log.warning("waking the watch worker (%s) failed: %s", message.get("type"), type(e).__name__)
+
+
+class ChannelWatches:
+    """The tool's WatchControl in a process without the registry: files first, then a wake-up to the worker."""
+
+    def __init__(self) -> None:
+        self.files = PendingFileWatches()
+
+    async def arm(self, workspace: Workspace, record: WatchRecord) -> None:
+        await wake_worker({"type": "watch.arm", "workspace": str(workspace.root), "watch_id": record.watch_id})
+
+    async def stop_watching(self, workspace: Workspace, target: str, agent: str, task_id: str) -> WatchRecord | None:
+        rec = await self.files.stop_watching(workspace, target, agent, task_id)
+        if rec is not None:
+            await wake_worker({"type": "watch.stop", "workspace": str(workspace.root), "watch_id": rec.watch_id})
+        return rec
+
+    async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
+        await self.files.rearm(workspace, record)
+        await wake_worker({"type": "watch.arm", "workspace": str(workspace.root), "watch_id": record.watch_id})
+
+
+@dataclass
+class Runtime:
+    http: httpx.AsyncClient
+    remote: Remote
+    settings: ClientSettings
+    delivery: ResultDelivery
+    events: EventSink
+    clock: Clock
+    tool: A2ATool
+    registry: WatchRegistry | None = None
+    _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    def request_flush(self, target: str) -> None:
+        """The target's session started (a tab opened its chat, its host called): deliver its kept results."""
+        if self.registry is not None:
+            self.registry.request_flush(target)
+        else:
+            self._spawn(wake_worker({"type": "target.flush", "target": target}))
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def start_registry(self, workspaces: list[Workspace]) -> WatchRegistry:
+        """Make this runtime the worker: restore the workspaces' watches and rescan them every minute."""
+        if self.registry is None:
+            self.registry = WatchRegistry(self.remote, self.settings, self.delivery, self.clock, self.events)
+            self.tool.watches = self.registry
+            await self.registry.start(workspaces)
+            self._spawn(self._rescan_forever())
+        return self.registry
+
+    async def _rescan_forever(self) -> None:
+        """Records a missed wake-up announced (or the CLI wrote) are found here; so are new chat targets."""
+        while self.registry is not None and not self.registry.stopped:
+            await self.clock.sleep(RESCAN_SECONDS)
+            try:
+                for ws in await database_sync_to_async(enabled_workspaces)():
+                    if self.registry is None or self.registry.stopped:
+                        return
+                    await self.registry.rescan(ws)
+            except Exception:
+                log.exception("rescanning the watch files failed; trying again in a minute")
+
+    async def aclose(self) -> None:
+        """Stop the registry (records stay) and close the shared client."""
+        if self.registry is not None:
+            await self.registry.stop()
+        for t in list(self._tasks):
+            t.cancel()
+        for t in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        await self.http.aclose()
+
+
+def enabled_workspaces() -> list[Workspace]:
+    """The console's workspace and every enabled chat target's, once each (sync: call from a thread)."""
+    from a2aconsole.web.models import ChatTarget
+
+    seen: dict[Workspace, None] = {Workspace(settings.WORKSPACE_DIR): None}
+    for path in ChatTarget.objects.filter(enabled=True).values_list("workspace", flat=True):
+        if path:
+            seen.setdefault(Workspace(path), None)
+    return list(seen)
+
+
+def _hops_for(target: str) -> int:
+    try:
+        from a2aconsole.api.hops import hops_for
+    except ImportError:
+        return 0
+    return hops_for(target)
+
+
+def build_runtime(
+    *,
+    client_settings: ClientSettings | None = None,
+    clock: Clock | None = None,
+    delivery: ResultDelivery | None = None,
+    events: EventSink | None = None,
+) -> Runtime:
+    """Every part of the process, passed in explicitly (tests swap the clock, delivery or sink)."""
+    from a2aconsole.web.broadcast import ChannelsBroadcast
+    from a2aconsole.web.delivery import TargetDelivery
+
+    cs = client_settings or settings.A2A_CLIENT
+    clock = clock or SystemClock()
+    http = new_http_client()
+    remote = Remote(http, call_timeout=cs.call_timeout, card_timeout=cs.card_timeout_seconds)
+    delivery = delivery or TargetDelivery()
+    events = events or ChannelsBroadcast()
+    tool = A2ATool(remote, cs, delivery.workspace_for, _hops_for, ChannelWatches(), events, clock)
+    return Runtime(http, remote, cs, delivery, events, clock, tool)
+
+
+_runtimes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Runtime] = weakref.WeakKeyDictionary()
+
+
+def get_runtime() -> Runtime:
+    """The runtime of the running event loop (built on first use). Needs a running loop."""
+    loop = asyncio.get_running_loop()
+    rt = _runtimes.get(loop)
+    if rt is None:
+        rt = _runtimes[loop] = build_runtime()
+    return rt
+
+
+def install_runtime(rt: Runtime) -> Runtime:
+    """Use `rt` as the running loop's runtime (tests build one with a fake clock or delivery)."""
+    _runtimes[asyncio.get_running_loop()] = rt
+    return rt
+
+
+async def close_runtime() -> None:
+    """End the running loop's runtime, if any: registry stopped, client closed. The next get builds anew."""
+    rt = _runtimes.pop(asyncio.get_running_loop(), None)
+    if rt is not None:
+        await rt.aclose()
+
+
+async def start_worker(workspaces: list[Workspace] | None = None) -> Runtime | None:
+    """Run the watch registry in this loop's runtime (idempotent); None when the A2A client is off."""
+    cs: ClientSettings = settings.A2A_CLIENT
+    if not cs.enabled:
+        log.info("the A2A client is off (A2AClient__Enabled=false): no watches are restored or armed")
+        return None
+    rt = get_runtime()
+    if rt.registry is None:
+        if workspaces is None:
+            workspaces = await database_sync_to_async(enabled_workspaces)()
+        await rt.start_registry(workspaces)
+        log.info("watch worker started over %d workspace(s)", len(workspaces))
+    return rt
+
+
+async def stop_worker() -> None:
+    """Stop this loop's registry and close its runtime (idempotent); records stay in pending.json."""
+    await close_runtime()

@@ -1,0 +1,44 @@
+"""Logging in and out, and the first-run page that creates the owner account from a one-time link."""
+
+from __future__ import annotations
+
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_not_required
+from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.views import LoginView, LogoutView
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from a2aconsole.web import owner
+
+
+class ConsoleLoginView(LoginView):
+    """Django's login, telling a first-run visitor where the set-up link is."""
+
+    redirect_authenticated_user = True
+
+    def get_context_data(self, **kwargs: object) -> dict[str, object]:
+        return {**super().get_context_data(**kwargs), "owner_missing": not owner.owner_exists()}
+
+
+login_view = ConsoleLoginView.as_view()
+logout_view = LogoutView.as_view()
+
+
+@login_not_required
+def setup(request: HttpRequest, token: str) -> HttpResponse:
+    """Create the owner account. The link works until the owner exists; after that it is a 404."""
+    if owner.owner_exists() or not owner.setup_token_valid(token):
+        raise Http404("no set-up pending")
+    form = UserCreationForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        with owner.setup_lock():
+            if owner.owner_exists() or not owner.setup_token_valid(token):
+                raise Http404("no set-up pending")
+            user = form.save(commit=False)
+            user.is_superuser = user.is_staff = True
+            user.save()
+            owner.discard_setup_token()
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        return redirect("dashboard")
+    return render(request, "web/setup.html", {"form": form})

@@ -1,0 +1,71 @@
+"""The dashboard: what needs the owner first (open questions, undelivered results, broken files), then the
+client, agents, watches and the latest results. Agent reachability is fetched apart, so the page is fast."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from a2aconsole.web import history
+from a2aconsole.web.models import TaskEvent
+from a2aconsole.web.views import scope
+
+
+def state() -> dict[str, Any]:
+    """The dashboard's live parts (re-rendered on every event)."""
+    broken: list[str] = []
+    sources: Counter[str] = Counter()
+    undelivered: list[dict[str, Any]] = []
+    agents = 0
+    for ws in scope.all_workspaces():
+        af = ws.read_agents()
+        agents += len(af.entries)
+        if af.parse_error:
+            broken.append(af.parse_error)
+        broken.extend(af.problems)
+        pf = ws.read_pending()
+        if pf.parse_error:
+            broken.append(pf.parse_error)
+        for r in pf.records:
+            if r.undelivered is not None:
+                undelivered.append({"agent": r.agent, "task_id": r.task_id, "target": r.target, "text": r.undelivered})
+            else:
+                sources[r.source] += 1
+    return {
+        "questions": history.open_questions(limit=10),
+        "undelivered": undelivered,
+        "broken": broken,
+        "sources": sorted(sources.items()),
+        "watch_count": sum(sources.values()),
+        "agent_count": agents,
+        "results": list(TaskEvent.objects.filter(kind="result").order_by("-created_at", "-id")[:6]),
+    }
+
+
+def page(request: HttpRequest) -> HttpResponse:
+    target = scope.console_target()
+    ctx = {
+        "nav": "dashboard",
+        "title": "Dashboard",
+        "client": settings.A2A_CLIENT,
+        "target": target,
+        "ws_url": "/ws/console/dashboard/",
+        **state(),
+    }
+    return render(request, "web/dashboard.html", ctx)
+
+
+async def agents(request: HttpRequest) -> HttpResponse:
+    """The agents with reachability and skill count (the tool's `agents`: every card fetched now)."""
+    target = await sync_to_async(scope.console_target)()
+    result = await scope.run_tool("agents", {}, target.id)
+    ctx = {"result": result, "agents": result.get("agents") or [], "standalone": not request.headers.get("HX-Request")}
+    if ctx["standalone"]:
+        ctx.update(nav="dashboard", title="Agents reachability")
+        return await sync_to_async(render)(request, "web/agents/reachability.html", ctx)
+    return await sync_to_async(render)(request, "web/dashboard.html#agent-status", ctx)

@@ -1,0 +1,63 @@
+"""What a console page is about: the console's workspace, a chat target, the running tool.
+
+The console edits the agents of its own workspace (`settings.WORKSPACE_DIR`); watches and inboxes span
+every chat target's workspace.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.http import Http404
+
+from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.history import dom_id
+from a2aconsole.web.models import ChatTarget
+
+CONSOLE_TARGET_ID = "console"
+
+
+def console_workspace() -> Workspace:
+    return Workspace(settings.WORKSPACE_DIR)
+
+
+def console_target() -> ChatTarget:
+    """The default chat of the console (created on first use, like `manage.py serve` does at start)."""
+    from a2aconsole.web.bootstrap import ensure_console_target
+
+    return ensure_console_target()
+
+
+def target_or_404(target_id: str) -> ChatTarget:
+    try:
+        return ChatTarget.objects.get(id=target_id)
+    except ChatTarget.DoesNotExist:
+        raise Http404("no such chat") from None
+
+
+def all_workspaces() -> list[Workspace]:
+    """Every workspace the console knows: its own and each chat target's, once each."""
+    seen: dict[Workspace, None] = {console_workspace(): None}
+    for path in ChatTarget.objects.values_list("workspace", flat=True).distinct():
+        if path:
+            seen.setdefault(Workspace(path), None)
+    return list(seen)
+
+
+def tool() -> Any:
+    """The process's tool object (the same the CLI and the API use)."""
+    from a2aconsole.web.runtime import get_runtime
+
+    return get_runtime().tool
+
+
+async def run_tool(action: str, args: dict[str, Any], target: str) -> dict[str, Any]:
+    """One tool action; the tool never raises, but a missing runtime is reported the same way."""
+    try:
+        result = await tool().run(action, args, target)
+    except Exception as e:  # the runtime could not be built: say so in the result, like the tool does
+        return {"error": f"the console could not run {action}: {e}"}
+    if result.get("taskId"):
+        result["dom_id"] = dom_id(result.get("agent", args.get("agent", "")), result["taskId"])
+    return result

@@ -1,0 +1,43 @@
+"""`/a2a`: the spec's status view. Agents with masked URLs, watches with agent, task, source and age."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from a2aconsole.core.status import age
+from a2aconsole.web.views import scope
+
+
+def page(request: HttpRequest) -> HttpResponse:
+    now = datetime.now(UTC)
+    spaces = []
+    for ws in scope.all_workspaces():
+        af = ws.read_agents()
+        pf = ws.read_pending()
+        spaces.append(
+            {
+                "root": str(ws.root),
+                "agents": [{"name": e.name, "masked_url": e.masked_url, "has_key": bool(e.key)} for e in af.entries],
+                "agents_error": af.parse_error,
+                "problems": af.problems,
+                "watches": [
+                    {
+                        "agent": r.agent,
+                        "task_id": r.task_id,
+                        "source": r.source,
+                        "age": age(r.started_at, now),
+                        "target": r.target,
+                        "undelivered": r.undelivered is not None,
+                    }
+                    for r in pf.records
+                ],
+                "pending_error": pf.parse_error,
+            }
+        )
+    client = settings.A2A_CLIENT
+    ctx = {"nav": "status", "title": "A2A status", "spaces": spaces, "client": client}
+    return render(request, "web/status.html", ctx)

@@ -1,0 +1,93 @@
+"""Chat targets in the console: list, add, edit, enable/disable, and their API tokens.
+
+A new API token or webhook secret is rendered once, in the answer to the POST that made it, and
+never again: tokens are stored hashed, and a secret's page shows only "set".
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from a2aconsole.api.models import ApiToken
+from a2aconsole.web.chat_targets import TargetForm, describe
+from a2aconsole.web.models import ChatTarget
+
+NAV = "targets"
+
+
+def target_list(request: HttpRequest) -> HttpResponse:
+    targets = list(ChatTarget.objects.prefetch_related("api_tokens"))
+    rows = [
+        {"t": t, "delivery": describe(t), "tokens": sum(1 for k in t.api_tokens.all() if k.active)} for t in targets
+    ]
+    return render(request, "web/targets/list.html", {"nav": NAV, "title": "Chat targets", "rows": rows})
+
+
+def _shown_once(
+    request: HttpRequest, target: ChatTarget, *, token: str | None = None, secret: str | None = None
+) -> HttpResponse:
+    ctx = {"nav": NAV, "title": "Copy it now", "target": target, "token": token, "secret": secret}
+    resp = render(request, "web/targets/once.html", ctx)
+    resp["Cache-Control"] = "no-store"
+    return resp
+
+
+def target_add(request: HttpRequest) -> HttpResponse:
+    form = TargetForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        target, secret = form.save()
+        messages.success(request, f"Added chat target {target.id}.")
+        if secret:
+            return _shown_once(request, target, secret=secret)
+        return redirect("target", target.id)
+    return render(request, "web/targets/form.html", {"nav": NAV, "title": "Add a chat target", "form": form})
+
+
+def target_edit(request: HttpRequest, target_id: str) -> HttpResponse:
+    target = get_object_or_404(ChatTarget, pk=target_id)
+    form = TargetForm(request.POST or None, instance=target)
+    if request.method == "POST" and form.is_valid():
+        target, secret = form.save()
+        messages.success(request, f"Saved chat target {target.id}.")
+        if secret:
+            return _shown_once(request, target, secret=secret)
+        return redirect("target", target.id)
+    tokens = list(target.api_tokens.all())
+    ctx = {
+        "nav": NAV,
+        "title": target.name,
+        "form": form,
+        "target": target,
+        "tokens": tokens,
+        "delivery": describe(target),
+    }
+    return render(request, "web/targets/form.html", ctx)
+
+
+@require_POST
+def target_enabled(request: HttpRequest, target_id: str) -> HttpResponse:
+    target = get_object_or_404(ChatTarget, pk=target_id)
+    target.enabled = request.POST.get("enabled") == "1"
+    target.save(update_fields=["enabled"])
+    messages.success(request, f"Chat target {target.id} {'enabled' if target.enabled else 'disabled'}.")
+    return redirect("target", target.id)
+
+
+@require_POST
+def token_create(request: HttpRequest, target_id: str) -> HttpResponse:
+    target = get_object_or_404(ChatTarget, pk=target_id)
+    _, token = ApiToken.issue(target, request.POST.get("name", "").strip()[:200])
+    return _shown_once(request, target, token=token)
+
+
+@require_POST
+def token_revoke(request: HttpRequest, target_id: str, token_id: int) -> HttpResponse:
+    token = ApiToken.objects.filter(pk=token_id, target_id=target_id).first()
+    if token is None:
+        raise Http404("no such token")
+    token.revoke()
+    messages.success(request, f"Revoked token {token.prefix}….")
+    return redirect("target", target_id)

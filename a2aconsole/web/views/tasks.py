@@ -1,0 +1,80 @@
+"""One remote task: the timeline of its events, its last outcome, and re-check / cancel / answer."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote
+
+from asgiref.sync import sync_to_async
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from a2aconsole.web import history
+from a2aconsole.web.models import TaskEvent
+from a2aconsole.web.views import scope
+
+
+def _target_of(request: HttpRequest, events: list[TaskEvent]) -> str:
+    t = request.GET.get("target") or request.POST.get("target") or ""
+    if t:
+        return t
+    for ev in reversed(events):
+        if ev.target:
+            return ev.target
+    return scope.console_target().id
+
+
+def context(request: HttpRequest, agent: str, task_id: str, outcome: dict[str, Any] | None = None) -> dict:
+    events = history.timeline(agent, task_id)
+    target = _target_of(request, events)
+    states = [ev.state for ev in events if ev.state]
+    last = events[-1] if events else None
+    raw = outcome if outcome is not None else (_event_json(last) if last else None)
+    return {
+        "nav": "watches",
+        "title": f"Task {task_id[:12]}",
+        "agent": agent,
+        "task_id": task_id,
+        "target": {"id": target},
+        "events": events,
+        "open_ids": history.open_question_ids(events),
+        "state": states[-1] if states else "unknown",
+        "context_id": next((ev.context_id for ev in reversed(events) if ev.context_id), ""),
+        "raw": json.dumps(raw, indent=2, ensure_ascii=False, default=str) if raw else "",
+        "ws_url": f"/ws/console/task/?agent={quote(agent)}&task={quote(task_id)}&target={quote(target)}",
+    }
+
+
+def _event_json(ev: TaskEvent) -> dict[str, Any]:
+    return {
+        "kind": ev.kind,
+        "agent": ev.agent,
+        "taskId": ev.task_id,
+        "contextId": ev.context_id,
+        "state": ev.state,
+        "text": ev.text,
+        "data": ev.data,
+        "at": ev.created_at.isoformat(),
+    }
+
+
+def page(request: HttpRequest, agent: str, task_id: str) -> HttpResponse:
+    return render(request, "web/task.html", context(request, agent, task_id))
+
+
+async def act(request: HttpRequest, agent: str, task_id: str) -> HttpResponse:
+    """POST re-check (`status`) or cancel through the tool; the answer is shown on the task page."""
+    if request.method != "POST":
+        return await sync_to_async(page)(request, agent, task_id)
+    what = request.POST.get("action", "")
+    target = request.POST.get("target") or (await sync_to_async(scope.console_target)()).id
+    if what in ("status", "cancel"):
+        answer = await scope.run_tool(what, {"agent": agent, "taskId": task_id}, target)
+    else:
+        answer = {"error": f"unknown action {what!r}"}
+    ctx = await sync_to_async(context)(request, agent, task_id, answer)
+    ctx.update(answer=answer, answer_label={"status": "Re-check", "cancel": "Cancel"}.get(what, what))
+    if request.headers.get("HX-Request"):
+        return await sync_to_async(render)(request, "web/task.html#task-answer", ctx)
+    return await sync_to_async(render)(request, "web/task.html", ctx)

@@ -1,0 +1,155 @@
+"""The watch table: `pending.json` of every workspace, filtered by one search box, with per-row actions.
+
+Search syntax: `agent:x state:working source:poll target:y` plus free text matched against task and
+context ids. Actions go through the tool (`status`, `cancel`, `send` again) and show its answer inline.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.status import age
+from a2aconsole.core.workspace import Workspace
+from a2aconsole.web import history
+from a2aconsole.web.views import scope
+
+log = logging.getLogger(__name__)
+KEYS = ("agent", "state", "source", "target")
+
+
+@dataclass
+class Query:
+    """A parsed search: `key:value` filters plus free words."""
+
+    filters: dict[str, str] = field(default_factory=dict)
+    words: list[str] = field(default_factory=list)
+
+    @classmethod
+    def parse(cls, text: str) -> Query:
+        q = cls()
+        for token in (text or "").split():
+            key, sep, value = token.partition(":")
+            if sep and key.lower() in KEYS and value:
+                q.filters[key.lower()] = value.lower()
+            else:
+                q.words.append(token.lower())
+        return q
+
+    def matches(self, row: dict[str, Any]) -> bool:
+        for k, v in self.filters.items():
+            if str(row.get(k, "")).lower() != v:
+                return False
+        hay = f"{row['task_id']} {row['context_id']}".lower()
+        return all(w in hay for w in self.words)
+
+
+async def live_watches() -> dict[str, dict[str, Any]]:
+    """What this process's watch registry knows now (source, state, last error), by watch id; {} without one."""
+    try:
+        from a2aconsole.web.runtime import get_runtime
+
+        registry = get_runtime().registry
+        return {row["watchId"]: row for row in registry.snapshot()} if registry is not None else {}
+    except Exception as e:
+        log.warning("reading the watch registry failed: %s", type(e).__name__)
+        return {}
+
+
+def _row(
+    ws: Workspace, r: WatchRecord, now: datetime, states: dict[tuple[str, str], str], live: dict[str, Any]
+) -> dict[str, Any]:
+    state = live.get("state") or states.get((r.agent, r.task_id)) or str(r.extra.get("state") or "working")
+    return {
+        "watch_id": r.watch_id,
+        "workspace": str(ws.root),
+        "target": r.target,
+        "agent": r.agent,
+        "task_id": r.task_id,
+        "context_id": r.context_id,
+        "source": live.get("source") or r.source,
+        "error": live.get("lastError") or "",
+        "age": age(r.started_at, now),
+        "started_at": r.started_at,
+        "state": "delivering" if r.undelivered is not None else state,
+        "undelivered": r.undelivered is not None,
+        "message": str(r.extra.get("message") or ""),
+        "dom_id": history.dom_id(r.agent, r.task_id),
+    }
+
+
+def table(q: str = "", live: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Everything the table shows: rows matching `q`, total count, and files that cannot be read."""
+    now = datetime.now(UTC)
+    records: list[tuple[Workspace, WatchRecord]] = []
+    broken: list[str] = []
+    for ws in scope.all_workspaces():
+        pf = ws.read_pending()
+        if pf.parse_error:
+            broken.append(pf.parse_error)
+        records.extend((ws, r) for r in pf.records)
+    states = history.last_states([(r.agent, r.task_id) for _, r in records])
+    rows = [_row(ws, r, now, states, (live or {}).get(r.watch_id) or {}) for ws, r in records]
+    query = Query.parse(q)
+    shown = [r for r in rows if query.matches(r)]
+    shown.sort(key=lambda r: r["started_at"], reverse=True)
+    return {"rows": shown, "total": len(rows), "q": q, "broken": broken}
+
+
+def _find(watch_id: str) -> dict[str, Any] | None:
+    return next((r for r in table()["rows"] if r["watch_id"] == watch_id), None)
+
+
+async def page(request: HttpRequest) -> HttpResponse:
+    q = request.GET.get("q", "")
+    rows = await sync_to_async(table)(q, await live_watches())
+    ctx = {"nav": "watches", "title": "Watches", **rows, "ws_url": "/ws/console/watches/?q=" + _quote(q)}
+    return await sync_to_async(render)(request, "web/watches.html", ctx)
+
+
+def _quote(q: str) -> str:
+    from urllib.parse import quote
+
+    return quote(q)
+
+
+async def action(request: HttpRequest) -> HttpResponse:
+    """POST re-check / cancel / send again for one watch; the tool's answer is shown above the table."""
+    if request.method != "POST":
+        return await page(request)
+    what = request.POST.get("action", "")
+    watch_id = request.POST.get("watch", "")
+    row = await sync_to_async(_find)(watch_id)
+    answer: dict[str, Any]
+    if row is None:
+        answer = {"error": "this watch is no longer in pending.json (it has finished, or was canceled)"}
+    elif what == "status":
+        answer = await scope.run_tool("status", {"agent": row["agent"], "taskId": row["task_id"]}, row["target"])
+    elif what == "cancel":
+        answer = await scope.run_tool("cancel", {"agent": row["agent"], "taskId": row["task_id"]}, row["target"])
+    elif what == "again" and row["message"]:
+        answer = await scope.run_tool("send", {"agent": row["agent"], "message": row["message"]}, row["target"])
+    elif what == "again":
+        answer = {"error": "the original message of this task is not known, so it cannot be sent again"}
+    else:
+        answer = {"error": f"unknown action {what!r}"}
+    labels = {"status": "Re-check", "cancel": "Cancel", "again": "Send again"}
+    ctx: dict[str, Any] = {
+        "answer": answer,
+        "answer_label": labels.get(what, what),
+        "answer_row": row,
+        "target": {"id": row["target"]} if row else None,
+    }
+    if request.headers.get("HX-Request"):
+        return await sync_to_async(render)(request, "web/watches.html#watch-answer", ctx)
+    q = request.POST.get("q", "")
+    full = await sync_to_async(table)(q, await live_watches())
+    ctx.update(nav="watches", title="Watches", ws_url="/ws/console/watches/?q=" + _quote(q), **full)
+    return await sync_to_async(render)(request, "web/watches.html", ctx)

@@ -1,0 +1,76 @@
+"""The watch worker as a Channels consumer on the `a2a-watches` channel (`manage.py runworker a2a-watches`).
+
+Web processes without the registry send it wake-ups; the messages only say where to look, since the
+files are the truth and channel messages are at-most-once. The registry starts with the first message
+(and restores every enabled workspace then); it also rescans the files every minute on its own.
+
+Messages: `watch.arm` / `watch.stop` {workspace} (re-read that pending.json), `watch.push` {workspace,
+watch_id} (a push the web process verified), `watch.rescan` {workspace?}, `target.flush` {target}.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from channels.consumer import AsyncConsumer
+from channels.db import database_sync_to_async
+
+from a2aconsole.core.watches import WatchRegistry
+from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.runtime import enabled_workspaces, start_worker
+
+log = logging.getLogger(__name__)
+
+
+class WatchWorker(AsyncConsumer):
+    """One handler per message type; a malformed message is logged and dropped, never fatal."""
+
+    async def _registry(self) -> WatchRegistry | None:
+        rt = await start_worker()
+        return rt.registry if rt is not None else None
+
+    async def _workspace(self, message: dict[str, Any]) -> Workspace | None:
+        """The message's workspace, if it is one this console knows (the channel layer is not trusted more)."""
+        path = message.get("workspace")
+        if not isinstance(path, str) or not path:
+            return None
+        ws = Workspace(path)
+        known = await database_sync_to_async(enabled_workspaces)()
+        if ws not in known:
+            log.warning("watch worker: ignoring a message about an unknown workspace")
+            return None
+        return ws
+
+    async def watch_arm(self, message: dict[str, Any]) -> None:
+        registry = await self._registry()
+        ws = await self._workspace(message)
+        if registry is not None and ws is not None:
+            await registry.rescan(ws)
+
+    watch_stop = watch_arm
+
+    async def watch_rescan(self, message: dict[str, Any]) -> None:
+        registry = await self._registry()
+        if registry is None:
+            return
+        ws = await self._workspace(message)
+        targets = [ws] if ws is not None else await database_sync_to_async(enabled_workspaces)()
+        for w in targets:
+            await registry.rescan(w)
+
+    async def watch_push(self, message: dict[str, Any]) -> None:
+        registry = await self._registry()
+        ws = await self._workspace(message)
+        watch_id = message.get("watch_id")
+        if registry is None or ws is None or not isinstance(watch_id, str):
+            return
+        if watch_id not in registry:
+            await registry.rescan(ws)
+        registry.wake(watch_id)
+
+    async def target_flush(self, message: dict[str, Any]) -> None:
+        registry = await self._registry()
+        target = message.get("target")
+        if registry is not None and isinstance(target, str) and target:
+            registry.request_flush(target)

@@ -1,0 +1,235 @@
+"""End to end: a real Chromium drives the real server (`manage.py serve`) against real loopback agents.
+
+One server, one browser and one logged-in context for the module; each test is one thing an owner does.
+Waits are Playwright's bounded auto-waiting `expect`, never sleeps.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+
+from tests.support.agents import TestAgent, start_agent
+from tests.support.console_server import OWNER, PASSWORD, ConsoleServer
+
+CHROMIUM = Path("/usr/bin/chromium")
+SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+WAIT_MS = 20_000
+expect.set_options(timeout=WAIT_MS)
+
+pytestmark = [
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (make test installs it)"),
+    pytest.mark.timeout(120),
+]
+
+
+@pytest.fixture(scope="module")
+def bot() -> Iterator[TestAgent]:
+    agent = start_agent()
+    yield agent
+    agent.stop()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleServer]:
+    s = ConsoleServer(tmp_path_factory.mktemp("console"), A2AClient__WaitSeconds="2").start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def context(browser: Browser, server: ConsoleServer) -> Iterator[BrowserContext]:
+    """A logged-in context (the login itself is the first thing checked)."""
+    ctx = browser.new_context(base_url=server.url, viewport={"width": 1100, "height": 900})
+    ctx.set_default_timeout(WAIT_MS)
+    page = ctx.new_page()
+    page.goto("/")
+    expect(page).to_have_url(re.compile(r"/login/"))
+    page.get_by_label("Username").fill(OWNER)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+    page.close()
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def page(context: BrowserContext) -> Iterator[Page]:
+    p = context.new_page()
+    yield p
+    p.close()
+
+
+def shot(page: Page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def live(page: Page) -> None:
+    """The tab's WebSocket has sent its first state (htmx's ws extension marks nothing, so wait for a frame)."""
+    page.wait_for_function("() => document.body.dataset.wsOpen === '1'", timeout=WAIT_MS)
+
+
+def ensure_bot(server: ConsoleServer, bot: TestAgent) -> None:
+    """Tests after the first need the agent the first one adds by the form (lets one test run alone)."""
+    if server.workspace.read_agents().get("bot") is None:
+        server.workspace.save_agents([{"name": "bot", "url": bot.url, "key": "k-browser-secret"}], None)
+
+
+def send(page: Page, text: str) -> None:
+    page.get_by_role("textbox", name="Message").fill(text)
+    page.get_by_role("button", name="Send", exact=True).click()
+
+
+def test_add_agent_by_form_and_see_its_skills(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
+    page.goto("/agents/")
+    expect(page.get_by_text("No agents yet")).to_be_visible()
+    shot(page, "agents-empty")
+    page.get_by_role("link", name="Add an agent").click()
+    page.get_by_label("Name").fill("bot")
+    page.get_by_label("URL").fill(bot.url)
+    page.get_by_label("Key").fill("k-browser-secret")
+    page.get_by_role("button", name="Add agent").click()
+    expect(page.get_by_role("heading", name="bot")).to_be_visible()
+    expect(page.get_by_text("Echo", exact=True)).to_be_visible()
+    expect(page.get_by_role("link", name="hello there")).to_be_visible()
+    assert "k-browser-secret" not in page.content()
+    shot(page, "agent")
+    page.goto("/agents/")
+    expect(page.get_by_text("key set")).to_be_visible()
+    shot(page, "agents")
+    # an example pre-fills the send form
+    page.goto("/agent/bot/")
+    page.get_by_role("link", name="hello there").click()
+    expect(page.get_by_role("textbox", name="Message")).to_have_value("hello there")
+
+
+def test_send_and_see_the_answer(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
+    ensure_bot(server, bot)
+    page.goto("/chat/console/")
+    live(page)
+    page.get_by_label("Agent").select_option("bot")
+    send(page, "hello from the browser")
+    reply = page.locator("#reply")
+    expect(reply).to_contain_text("echo: hello from the browser")
+    expect(reply.locator("[data-task-state]")).to_have_text("completed")
+    expect(page.locator("#chat-log")).to_contain_text("echo: hello from the browser")
+    shot(page, "conversation")
+
+
+def test_slow_task_completes_without_reload(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
+    ensure_bot(server, bot)
+    page.goto("/chat/console/")
+    live(page)
+    page.get_by_label("Agent").select_option("bot")
+    send(page, "hold slow1")
+    reply = page.locator("#reply")
+    expect(reply.locator("[data-task-state]")).to_have_text("working")
+    bot.release("slow1")
+    expect(reply.locator("[data-task-state]")).to_have_text("completed")
+    expect(page.locator("#chat-log")).to_contain_text("released slow1")
+
+
+def test_answer_a_question(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
+    ensure_bot(server, bot)
+    page.goto("/chat/console/")
+    live(page)
+    page.get_by_label("Agent").select_option("bot")
+    send(page, "ask")
+    reply = page.locator("#reply")
+    expect(reply).to_contain_text("Which colour?")
+    reply.get_by_label("Your answer").fill("blue")
+    reply.get_by_role("button", name="Answer").click()
+    expect(page.locator("#reply")).to_contain_text("got answer: blue")
+
+
+def test_watch_table_recheck_and_cancel(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
+    ensure_bot(server, bot)
+    page.goto("/chat/console/")
+    live(page)
+    page.get_by_label("Agent").select_option("bot")
+    send(page, "hold never")
+    expect(page.locator("#reply [data-task-state]")).to_have_text("working")
+    task_id = page.locator("#reply").get_attribute("data-task-id")
+    page.goto("/watches/")
+    live(page)
+    row = page.locator("#watch-table tr", has_text=task_id)
+    expect(row).to_be_visible()
+    shot(page, "watches")
+    search = page.get_by_role("searchbox", name="Search")
+    search.fill("agent:nobody")
+    expect(page.locator("#watch-table")).to_contain_text("No watch matches")
+    search.fill(f"source:subscribe {task_id[:8]}")
+    expect(row).to_be_visible()
+    row.get_by_role("button", name="Re-check").click()
+    expect(page.locator("#watch-answer")).to_contain_text("working")
+    row.get_by_role("button", name="Cancel").click()
+    expect(page.locator("#watch-answer")).to_contain_text("canceled")
+    expect(page.locator("#watch-table")).not_to_contain_text(task_id)
+    page.goto(f"/tasks/bot/{task_id}/?target=console")
+    expect(page.locator("#timeline")).to_contain_text("canceled")
+    shot(page, "task")
+
+
+def test_edit_conflict(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
+    ensure_bot(server, bot)
+    page.goto("/agent/bot/edit/")
+    page.get_by_label("Description").fill("my change")
+    entries = [e.to_json() for e in server.workspace.read_agents().entries]
+    entries[0]["description"] = "changed behind your back"
+    server.workspace.save_agents(entries, None)
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("heading", name="The agents file changed")).to_be_visible()
+    expect(page.get_by_text("changed behind your back")).to_be_visible()
+    assert "k-browser-secret" not in page.content()
+    shot(page, "conflict")
+
+
+def test_pages_screens(page: Page, server: ConsoleServer) -> None:
+    for path, name in [("/", "dashboard"), ("/a2a", "status"), ("/inbox/console/", "inbox")]:
+        page.goto(path)
+        expect(page.locator("main h1")).to_be_visible()
+        shot(page, name)
+    page.set_viewport_size({"width": 390, "height": 800})
+    page.goto("/watches/")
+    shot(page, "watches-phone")
+
+
+def test_logged_out_browser_sent_to_login_and_socket_refused(browser: Browser, server: ConsoleServer) -> None:
+    ctx = browser.new_context(base_url=server.url)
+    try:
+        page = ctx.new_page()
+        page.goto("/watches/")
+        expect(page).to_have_url(re.compile(r"/login/\?next=/watches/"))
+        outcome = page.evaluate(
+            """(url) => new Promise((done) => {
+                const ws = new WebSocket(url);
+                ws.onopen = () => done("open");
+                ws.onclose = () => done("closed");
+            })""",
+            server.ws_url + "/ws/console/watches/",
+        )
+        assert outcome == "closed"
+    finally:
+        ctx.close()

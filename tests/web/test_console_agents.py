@@ -1,0 +1,146 @@
+"""The agents pages over agents.json: list, add, edit, delete, conflicts, the raw editor, keys never shown."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.test import Client, override_settings
+
+from a2aconsole.core.workspace import Workspace
+
+pytestmark = pytest.mark.django_db
+
+KEY = "k_secret_value_123"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Iterator[Workspace]:
+    w = Workspace(tmp_path / "ws")
+    w.root.mkdir(parents=True)
+    with override_settings(WORKSPACE_DIR=w.root):
+        yield w
+
+
+@pytest.fixture
+def owner(client: Client, django_user_model) -> Client:
+    user = django_user_model.objects.create_user("owner", password="a long password 1")
+    client.force_login(user)
+    return client
+
+
+def write_agents(ws: Workspace, entries: list[dict]) -> None:
+    ws.save_agents(entries, None)
+
+
+def test_logged_out_is_sent_to_login(client: Client, ws: Workspace) -> None:
+    r = client.get("/agents/")
+    assert r.status_code == 302 and r["Location"].startswith("/login/")
+
+
+def test_empty_state_says_add_one(owner: Client, ws: Workspace) -> None:
+    r = owner.get("/agents/")
+    assert r.status_code == 200
+    assert "No agents yet" in r.text and "add one" in r.text
+
+
+def test_list_masks_url_and_never_shows_key(owner: Client, ws: Workspace) -> None:
+    write_agents(ws, [{"name": "travel", "url": "https://u:pw@travel.example:8443/a2a?token=zz#f", "key": KEY}])
+    r = owner.get("/agents/")
+    assert "https://travel.example:8443/a2a" in r.text
+    assert "key set" in r.text
+    assert KEY not in r.text and "token=zz" not in r.text and "pw@" not in r.text
+
+
+def test_add_validates_like_the_file_layer(owner: Client, ws: Workspace) -> None:
+    version = ws.read_agents().version
+    r = owner.post("/agents/add/", {"name": "Bad Name", "url": "ftp://x", "version": version})
+    assert r.status_code == 400
+    assert "a-z, 0-9 and -" in r.text and "http" in r.text
+    assert not ws.agents_path.exists()
+
+
+def test_add_then_edit_keeps_key_and_unknown_fields(owner: Client, ws: Workspace) -> None:
+    version = ws.read_agents().version
+    r = owner.post("/agents/add/", {"name": "bot", "url": "http://127.0.0.1:1/", "key": KEY, "version": version})
+    assert r.status_code == 302 and r["Location"] == "/agent/bot/"
+    raw = json.loads(ws.agents_path.read_text())
+    raw[0]["x-extra"] = {"keep": True}
+    ws.agents_path.write_text(json.dumps(raw))
+    page = owner.get("/agent/bot/edit/")
+    assert KEY not in page.text
+    version = ws.read_agents().version
+    r = owner.post(
+        "/agent/bot/edit/",
+        {"name": "bot", "url": "http://127.0.0.1:2/", "description": "d", "version": version},
+    )
+    assert r.status_code == 302
+    saved = json.loads(ws.agents_path.read_text())[0]
+    assert saved == {
+        "name": "bot",
+        "url": "http://127.0.0.1:2/",
+        "key": KEY,
+        "description": "d",
+        "x-extra": {"keep": True},
+    }
+
+
+def test_stale_edit_gets_conflict_view_not_overwrite(owner: Client, ws: Workspace) -> None:
+    write_agents(ws, [{"name": "bot", "url": "http://127.0.0.1:1/", "key": KEY}])
+    stale = ws.read_agents().version
+    write_agents(ws, [{"name": "bot", "url": "http://127.0.0.1:9/other", "key": KEY}])
+    r = owner.post("/agent/bot/edit/", {"name": "bot", "url": "http://127.0.0.1:5/", "version": stale})
+    assert r.status_code == 409
+    assert "changed" in r.text and "http://127.0.0.1:9/other" in r.text
+    assert KEY not in r.text
+    assert ws.read_agents().get("bot").url == "http://127.0.0.1:9/other"
+    # the conflict view's form carries the current version, so applying again works
+    r = owner.post(
+        "/agent/bot/edit/", {"name": "bot", "url": "http://127.0.0.1:5/", "version": ws.read_agents().version}
+    )
+    assert r.status_code == 302 and ws.read_agents().get("bot").url == "http://127.0.0.1:5/"
+
+
+def test_delete_with_version(owner: Client, ws: Workspace) -> None:
+    write_agents(ws, [{"name": "a", "url": "http://127.0.0.1:1/"}, {"name": "b", "url": "http://127.0.0.1:2/"}])
+    stale = ws.read_agents().version
+    write_agents(ws, [{"name": "a", "url": "http://127.0.0.1:1/"}, {"name": "b", "url": "http://127.0.0.1:3/"}])
+    assert owner.post("/agent/a/delete/", {"version": stale}).status_code == 409
+    assert [e.name for e in ws.read_agents().entries] == ["a", "b"]
+    r = owner.post("/agent/a/delete/", {"version": ws.read_agents().version})
+    assert r.status_code == 302
+    assert [e.name for e in ws.read_agents().entries] == ["b"]
+
+
+def test_malformed_file_shown_and_fixed_in_raw_editor(owner: Client, ws: Workspace) -> None:
+    ws.agents_path.parent.mkdir(parents=True, exist_ok=True)
+    ws.agents_path.write_text('[{"name": "bot", "url": "http://127.0.0.1:1/", "key": "' + KEY + '"},')
+    r = owner.get("/agents/")
+    assert "not valid JSON" in r.text and "Fix the file" in r.text and KEY not in r.text
+    r = owner.get("/agents/file/")
+    assert KEY not in r.text and "only when you ask" in r.text
+    r = owner.get("/agents/file/?show=1")
+    assert KEY in r.text  # the owner asked to see the file to fix it
+    version = ws.read_agents().version
+    r = owner.post("/agents/file/", {"text": '[{"name": "Bad"}]', "version": version})
+    assert r.status_code == 400 and "not valid" in r.text
+    assert ws.agents_path.read_text().endswith(",")
+    fixed = '[{"name": "bot", "url": "http://127.0.0.1:1/", "key": "' + KEY + '"}]'
+    r = owner.post("/agents/file/", {"text": fixed, "version": version})
+    assert r.status_code == 302
+    assert ws.read_agents().get("bot") is not None
+
+
+def test_other_pages_render_empty_states(owner: Client, ws: Workspace) -> None:
+    for url, text in [
+        ("/", "Nothing needs you"),
+        ("/watches/", "No watches"),
+        ("/a2a", "A2A status"),
+        ("/chat/console/", "No agents yet"),
+        ("/inbox/console/", "No results yet"),
+    ]:
+        r = owner.get(url, follow=True)
+        assert r.status_code == 200, url
+        assert text in r.text, url

@@ -1,0 +1,215 @@
+"""Conversation, agent page, watch table, task page and downloads, through the Django async test client
+against real loopback agents and the real tool."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import AsyncClient, override_settings
+
+from a2aconsole.core.config import ClientSettings
+from a2aconsole.core.tool import A2ATool
+from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.models import ChatTarget
+from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
+from tests.support.agents import TestAgent
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+KEY = "k-conversation-secret"
+SETTINGS = ClientSettings(wait_seconds=3, card_timeout_seconds=3, call_timeout=10)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Iterator[Workspace]:
+    w = Workspace(tmp_path / "ws")
+    w.root.mkdir(parents=True)
+    with override_settings(WORKSPACE_DIR=w.root):
+        yield w
+
+
+@pytest.fixture
+async def tool(ws: Workspace) -> AsyncIterator[A2ATool]:
+    """The process runtime (real tool, web delivery, event history) for the `console` chat over `ws`."""
+    await sync_to_async(ChatTarget.objects.create)(id="console", name="Console", workspace=str(ws.root))
+    rt = install_runtime(build_runtime(client_settings=SETTINGS))
+    yield rt.tool
+    await close_runtime()
+
+
+@pytest.fixture
+async def owner() -> AsyncClient:
+    user = await sync_to_async(get_user_model().objects.create_user)("owner", password="a long password 1")
+    c = AsyncClient()
+    await c.aforce_login(user)
+    return c
+
+
+def add(ws: Workspace, agent: TestAgent, name: str = "bot", **extra: str) -> None:
+    ws.save_agents([{"name": name, "url": agent.url, **extra}], None)
+
+
+async def test_send_shows_the_answer(owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent) -> None:
+    add(ws, agent, key=KEY)
+    r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "hello page"})
+    assert r.status_code == 200
+    assert "echo: hello page" in r.text and "completed" in r.text
+    assert KEY not in r.text
+    # htmx gets the answer panel alone
+    r = await owner.post(
+        "/chat/console/send/", {"agent": "bot", "message": "hello htmx"}, headers={"HX-Request": "true"}
+    )
+    assert r.text.lstrip().startswith('<section class="card" id="reply"') and "echo: hello htmx" in r.text
+    # every step is in the chat's history, which the page shows
+    page = await owner.get("/chat/console/")
+    assert "You → bot" in page.text and "hello htmx" in page.text and "echo: hello htmx" in page.text
+    # continue the same context
+    context_id = agent.received[-1].context_id
+    assert f"context={context_id}" in r.text
+    r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "hello again", "context_id": context_id})
+    assert "echo: hello again" in r.text and agent.received[-1].context_id == context_id
+
+
+async def test_send_errors_in_owner_words(owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent) -> None:
+    add(ws, agent)
+    r = await owner.post("/chat/console/send/", {"agent": "nobody", "message": "hi"})
+    assert r.status_code == 400 and "Not sent" in r.text
+    ws.save_agents([{"name": "bot", "url": "http://127.0.0.1:9/"}], None)
+    r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "hi"})
+    assert r.status_code == 422 and "It did not work" in r.text and "bot" in r.text
+
+
+async def test_attachments_stored_in_workspace_and_sent(
+    owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent
+) -> None:
+    add(ws, agent)
+    upload = SimpleUploadedFile("../../notes.txt", b"some notes", content_type="text/plain")
+    r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "hello file", "files": [upload]})
+    assert "echo: hello file" in r.text
+    saved = list((ws.root / "uploads").rglob("*"))
+    files = [p for p in saved if p.is_file()]
+    assert len(files) == 1 and files[0].name == "notes.txt" and files[0].read_bytes() == b"some notes"
+    assert any("raw" in p or "url" in p for p in agent.received[-1].parts[1:])
+
+
+async def test_question_answered_inline(owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent) -> None:
+    add(ws, agent)
+    r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "ask"})
+    assert "Which colour?" in r.text and 'name="task_id"' in r.text
+    task_id = agent.received[-1].task_id
+    r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "green", "task_id": task_id})
+    assert "got answer: green" in r.text
+
+
+async def test_file_artifact_downloadable_and_confined(
+    owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent
+) -> None:
+    add(ws, agent, key=KEY)
+    r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "file"})
+    assert "/files/console/inbox/a2a/bot/report.pdf" in r.text
+    got = await owner.get("/files/console/inbox/a2a/bot/report.pdf")
+    assert got.status_code == 200 and b"".join(got.streaming_content).startswith(b"%PDF")
+    for bad in [".volcanic/a2a/agents.json", "inbox/a2a/../../.volcanic/a2a/agents.json", "/etc/passwd"]:
+        assert (await owner.get(f"/files/console/{bad}")).status_code == 404, bad
+
+
+async def test_agent_page_shows_card_skills_examples(
+    owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent
+) -> None:
+    add(ws, agent, key=KEY)
+    r = await owner.get("/agent/bot/")
+    assert r.status_code == 200
+    assert "Echo" in r.text and "Repeats what it is told" in r.text
+    assert "/chat/console/?agent=bot&amp;message=hello%20there" in r.text
+    assert "Streaming" in r.text and KEY not in r.text
+    page = await owner.get("/chat/console/?agent=bot&message=hello%20there")
+    assert "hello there</textarea>" in page.text
+    ws.save_agents([{"name": "bot", "url": "http://127.0.0.1:9/"}], None)
+    r = await owner.get("/agent/bot/")
+    assert "Unreachable" in r.text
+
+
+async def test_watch_table_search_recheck_cancel(
+    owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add(ws, agent)
+    tool.settings = replace(SETTINGS, wait_seconds=0.2)
+    r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "hold g1"})
+    assert "working" in r.text
+    [record] = ws.read_pending().records
+    page = await owner.get("/watches/")
+    assert record.task_id in page.text and "Re-check" in page.text and "Send again" in page.text
+    assert record.task_id not in (await owner.get("/watches/?q=agent:other")).text
+    assert record.task_id in (await owner.get(f"/watches/?q=source:{record.source} {record.task_id[:6]}")).text
+    r = await owner.post(
+        "/watches/action/", {"watch": record.watch_id, "action": "status"}, headers={"HX-Request": "1"}
+    )
+    assert 'id="watch-answer"' in r.text and "working" in r.text
+    r = await owner.post("/watches/action/", {"watch": record.watch_id, "action": "again"}, headers={"HX-Request": "1"})
+    assert "Send again" in r.text and "working" in r.text
+    assert len(agent.received) == 2 and agent.received[-1].text == "hold g1"
+    again = [x for x in ws.read_pending().records if x.watch_id != record.watch_id]
+    assert len(again) == 1 and again[0].task_id != record.task_id
+    r = await owner.post("/watches/action/", {"watch": record.watch_id, "action": "cancel"})
+    assert "canceled" in r.text
+    assert [x.watch_id for x in ws.read_pending().records] == [again[0].watch_id]
+    r = await owner.get(f"/tasks/bot/{record.task_id}/?target=console")
+    assert r.status_code == 200 and record.task_id in r.text
+    agent.release("g1")
+
+
+async def test_status_page_masks(owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent) -> None:
+    ws.save_agents([{"name": "bot", "url": "http://user:pw@127.0.0.1:5/a2a?key=zz", "key": KEY}], None)
+    r = await owner.get("/a2a")
+    assert "http://127.0.0.1:5/a2a" in r.text and "key set" in r.text
+    assert KEY not in r.text and "zz" not in r.text and "pw" not in r.text
+
+
+async def test_dashboard_and_inbox_show_what_needs_the_owner(owner: AsyncClient, tool: A2ATool, ws: Workspace) -> None:
+    from django.utils import timezone
+
+    from a2aconsole.core.pending import WatchRecord
+    from a2aconsole.web.models import InboxItem, TaskEvent
+
+    target = await sync_to_async(ChatTarget.objects.get)(id="console")
+    now = timezone.now()
+    await sync_to_async(TaskEvent.objects.create)(
+        workspace=str(ws.root),
+        agent="bot",
+        task_id="q1",
+        target="console",
+        kind="question",
+        state="input-required",
+        text="Which colour?",
+        created_at=now,
+    )
+    await sync_to_async(InboxItem.objects.create)(
+        target=target, agent="bot", task_id="t9", state="completed", text="done!"
+    )
+    async with ws.pending_tx() as tx:
+        tx.records.append(WatchRecord("w9", "console", "bot", "t8", undelivered="kept result text"))
+    ws.agents_path.parent.mkdir(parents=True, exist_ok=True)
+    ws.agents_path.write_text("[oops")
+    r = await owner.get("/")
+    assert "Which colour?" in r.text and 'name="task_id" value="q1"' in r.text
+    assert "Results not delivered yet" in r.text and "not valid JSON" in r.text
+    r = await owner.get("/inbox/console/")
+    assert "done!" in r.text and "kept result text" in r.text
+    r = await owner.get("/tasks/bot/q1/")
+    assert "Which colour?" in r.text and "input-required" in r.text
+
+
+async def test_agent_page_shows_extended_card_with_key(
+    owner: AsyncClient, tool: A2ATool, ws: Workspace, make_agent: Callable[..., TestAgent]
+) -> None:
+    agent = make_agent(key=KEY, extended=True)
+    add(ws, agent, key=KEY)
+    r = await owner.get("/agent/bot/")
+    assert "Only for key holders" in r.text and "fetched with the key" in r.text
+    assert KEY not in r.text

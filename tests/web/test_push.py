@@ -1,0 +1,211 @@
+"""The push receiver served by the real ASGI app on loopback: agents POST to it, the web inbox gets the result."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from a2aconsole.asgi import application
+from a2aconsole.core.config import ClientSettings
+from a2aconsole.core.events import Event
+from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.broadcast import ChannelsBroadcast
+from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
+from a2aconsole.web.runtime import Runtime, build_runtime, close_runtime, install_runtime
+from a2aconsole.web.views.push import MAX_PUSH_BYTES
+from tests.support.watching import LoopbackServer, Signal, SignalClock, add_record, eventually, start_task
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[LoopbackServer]:
+    async with LoopbackServer(application) as s:
+        yield s
+
+
+class SignalledBroadcast(ChannelsBroadcast):
+    """The real sink (TaskEvent rows, live updates), plus a signal a test can wait on."""
+
+    def __init__(self) -> None:
+        self.kinds: list[str] = []
+        self.signal = Signal()
+
+    async def emit(self, event: Event) -> None:
+        await super().emit(event)
+        self.kinds.append(event.kind)
+        self.signal.poke()
+
+
+@pytest.fixture
+def clock() -> SignalClock:
+    return SignalClock()
+
+
+@pytest.fixture
+async def runtime_for(clock: SignalClock) -> AsyncIterator:
+    async def make(push_base_url: str | None, workspaces: list[Workspace] | None) -> Runtime:
+        cs = ClientSettings(push_base_url=push_base_url)
+        rt = install_runtime(build_runtime(client_settings=cs, clock=clock, events=SignalledBroadcast()))
+        if workspaces is not None:
+            await rt.start_registry(workspaces)
+        return rt
+
+    yield make
+    await close_runtime()
+
+
+def chat(ws: Workspace, target_id: str = "chat1") -> ChatTarget:
+    return ChatTarget.objects.create(id=target_id, name="Chat", workspace=str(ws.root), backend="web")
+
+
+async def test_watch_push_delivers_to_web_inbox(make_agent, workspace, server, runtime_for, clock) -> None:
+    agent = make_agent(streaming=False)
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    await ChatTarget.objects.acreate(id="chat1", name="Chat", workspace=str(workspace.root), backend="web")
+    rt = await runtime_for(server.url, [workspace])
+    task = await start_task(rt.remote, workspace, "bot", "hold w")
+    rec = await add_record(workspace, task, "bot", clock)
+    await rt.registry.arm(workspace, rec)
+    await eventually(lambda: "GetTask" in agent.methods, what="the first check")
+
+    agent.release("w")
+    sink = rt.events
+    assert isinstance(sink, SignalledBroadcast)
+    await sink.signal.until(lambda: "delivered" in sink.kinds, what="the result to be delivered")
+    assert workspace.read_pending().records == []
+    item = await InboxItem.objects.aget(target_id="chat1", watch_id=rec.watch_id)
+    assert "released w" in item.text and item.state == "completed" and item.task_id == task.id
+    kinds = [k async for k in TaskEvent.objects.filter(task_id=task.id).values_list("kind", flat=True)]
+    assert kinds[0] == "watch.armed" and "result" in kinds and kinds[-1] == "delivered"
+    assert clock.monotonic() == 0  # the push did it, not the 10-minute safety check
+    token = rec.push_token or ""
+    assert all(token not in json.dumps(e.data) for e in [e async for e in TaskEvent.objects.all()])
+
+
+async def test_watch_push_bad_token_rejected_over_http(make_agent, workspace, server, runtime_for, clock) -> None:
+    agent = make_agent(streaming=False)
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    await ChatTarget.objects.acreate(id="chat1", name="Chat", workspace=str(workspace.root), backend="web")
+    rt = await runtime_for(server.url, [workspace])
+    task = await start_task(rt.remote, workspace, "bot", "hold bt")
+    rec = await add_record(workspace, task, "bot", clock)
+    await rt.registry.arm(workspace, rec)
+    await eventually(lambda: "GetTask" in agent.methods, what="the first check")
+    token = workspace.read_pending().records[0].push_token
+    checks = agent.methods.count("GetTask")
+    body = {"statusUpdate": {"taskId": task.id, "status": {"state": "TASK_STATE_COMPLETED"}}}
+    url = f"{server.url}/a2a/push/{rec.watch_id}"
+    async with httpx.AsyncClient() as http:
+        r = await http.post(url, json=body, headers={"X-A2A-Notification-Token": "nope"})
+        assert r.status_code == 404
+        r = await http.post(url, json=body)
+        assert r.status_code == 404
+        r = await http.post(f"{server.url}/a2a/push/unknown", json=body, headers={"X-A2A-Notification-Token": token})
+        assert r.status_code == 404
+        r = await http.post(url, json={"task": {"id": "other"}}, headers={"X-A2A-Notification-Token": token})
+        assert r.status_code == 400
+        assert agent.methods.count("GetTask") == checks  # nothing happened
+        r = await http.post(url, json=body, headers={"Authorization": f"Bearer {token}"})
+        assert r.status_code == 200
+        r = await http.post(url, json=body, headers={"Authorization": f"Bearer {token}"})
+        assert r.status_code == 200  # idempotent: the same push again only wakes the watch again
+        r = await http.get(url)
+        assert r.status_code == 405
+    await eventually(lambda: agent.methods.count("GetTask") >= checks + 1, what="the confirming check")
+    assert rec.watch_id in rt.registry  # GetTask said `working`: the push's claim alone ends nothing
+
+
+async def test_push_scale_out_checks_files_and_wakes_worker(make_agent, workspace, server, runtime_for, clock) -> None:
+    from channels.layers import get_channel_layer
+
+    agent = make_agent(streaming=False)
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    await ChatTarget.objects.acreate(id="chat1", name="Chat", workspace=str(workspace.root), backend="web")
+    rt = await runtime_for(server.url, None)  # a web process without the registry
+    task = await start_task(rt.remote, workspace, "bot", "hold so")
+    rec = await add_record(workspace, task, "bot", clock, source="push", push_token="s" * 43)
+    url = f"{server.url}/a2a/push/{rec.watch_id}"
+    layer = get_channel_layer()
+    await layer.flush()  # wake-ups other tests sent to the worker channel (nobody read them)
+    async with httpx.AsyncClient() as http:
+        r = await http.post(url, json={"task": {"id": task.id}}, headers={"X-A2A-Notification-Token": "bad"})
+        assert r.status_code == 404
+        r = await http.post(url, json={"task": {"id": task.id}}, headers={"X-A2A-Notification-Token": "s" * 43})
+        assert r.status_code == 200
+    message = await layer.receive("a2a-watches")
+    assert message == {"type": "watch.push", "workspace": str(workspace.root), "watch_id": rec.watch_id}
+    agent.release("so")
+
+
+async def test_push_endpoint_random_bodies_and_headers(make_agent, workspace, server, runtime_for, clock) -> None:
+    agent = make_agent(streaming=False)
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    await ChatTarget.objects.acreate(id="chat1", name="Chat", workspace=str(workspace.root), backend="web")
+    rt = await runtime_for(server.url, [workspace])
+    task = await start_task(rt.remote, workspace, "bot", "hold fz")
+    rec = await add_record(workspace, task, "bot", clock)
+    await rt.registry.arm(workspace, rec)
+    await eventually(lambda: "GetTask" in agent.methods, what="the first check")
+    token = workspace.read_pending().records[0].push_token or ""
+
+    rng = random.Random(20261202)
+    junk_json = [
+        None, 1, "x", [], {}, {"task": None}, {"task": {"id": 5}}, {"task": {"id": task.id}},
+        {"statusUpdate": {"taskId": task.id}}, {"artifactUpdate": {"taskId": "zzz"}}, {"statusUpdate": []},
+        {"task": {"id": task.id, "status": {"state": "TASK_STATE_COMPLETED"}}}, [[[[[]]]]], {"a": "\u0000"},
+    ]  # fmt: skip
+
+    def body() -> bytes:
+        kind = rng.randrange(5)
+        if kind == 0:
+            return rng.randbytes(rng.randrange(0, 300))
+        if kind == 1:
+            return json.dumps(rng.choice(junk_json)).encode()
+        if kind == 2:
+            return b"[" * rng.randrange(1, 5000)  # deep nesting
+        if kind == 3:
+            return ("{" + '"a":' * rng.randrange(1, 50)).encode()
+        return json.dumps({"statusUpdate": {"taskId": rng.choice([task.id, "", "x" * 300])}}).encode()
+
+    def headers() -> dict[str, str]:
+        h: dict[str, str] = {}
+        pick = rng.randrange(6)
+        if pick == 0:
+            h["X-A2A-Notification-Token"] = token
+        elif pick == 1:
+            h["Authorization"] = rng.choice([f"Bearer {token}", "Bearer", "Basic abc", f"bearer  {token}", ""])
+        elif pick == 2:
+            h["X-A2A-Notification-Token"] = token[: rng.randrange(len(token))] + "é"
+        elif pick == 3:
+            h["Content-Type"] = rng.choice(["text/plain", "application/json; charset=latin-1", "multipart/form-data"])
+        return h
+
+    statuses: list[int] = []
+    async with httpx.AsyncClient(timeout=30) as http:
+        for i in range(60):
+            watch = rng.choice([rec.watch_id, "nope", "x" * 200, "%00", "..%2F.."])
+            h = headers()
+            try:
+                r = await http.post(f"{server.url}/a2a/push/{watch}", content=body(), headers=h)
+            except UnicodeEncodeError:
+                continue  # httpx refuses non-ASCII header values itself; nothing reached the server
+            statuses.append(r.status_code)
+            assert r.status_code in (200, 400, 404, 413), (i, r.status_code, h)
+        big = await http.post(
+            f"{server.url}/a2a/push/{rec.watch_id}",
+            content=b"{" + b" " * MAX_PUSH_BYTES + b"}",
+            headers={"X-A2A-Notification-Token": token},
+        )
+        assert big.status_code == 413
+        good = await http.post(
+            f"{server.url}/a2a/push/{rec.watch_id}",
+            json={"statusUpdate": {"taskId": task.id}},
+            headers={"X-A2A-Notification-Token": token},
+        )
+        assert good.status_code == 200
+    assert {400, 404} <= set(statuses)
