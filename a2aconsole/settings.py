@@ -47,7 +47,7 @@ def _database(data_dir: Path) -> dict:
     if not url:
         return {"ENGINE": "django.db.backends.sqlite3", "NAME": str(data_dir / "db.sqlite3")}
     try:
-        return dj_database_url.parse(url, conn_max_age=60)
+        return dj_database_url.parse(url, conn_max_age=0)  # async views and workers: no persistent connections
     except Exception:
         raise ConfigError(
             f"DATABASE_URL={url.split('@')[-1]!r}: expected a URL like postgres://user@host:5432/db or sqlite:///path"
@@ -94,6 +94,7 @@ OWNER_PASSWORD = os.environ.get("A2ACONSOLE_OWNER_PASSWORD") or None
 
 INSTALLED_APPS = [
     "daphne",
+    "a2aconsole.web",  # before channels: its runworker restores the watches at start
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -102,7 +103,6 @@ INSTALLED_APPS = [
     "channels",
     "django_htmx",
     "template_partials",
-    "a2aconsole.web",
     "a2aconsole.api",
 ]
 

@@ -36,3 +36,7 @@ class ValidationError(A2AConsoleError):
     def __init__(self, problems: list[str]) -> None:
         super().__init__("; ".join(problems))
         self.problems = problems
+
+
+class ToolError(A2AConsoleError):
+    """A failure already phrased for the caller (bad arguments, unknown agent, refused attachment)."""

@@ -56,6 +56,11 @@ def atomic_write(path: Path, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    fsync_dir(folder)
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename or link in `folder` durable."""
     dir_fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(dir_fd)

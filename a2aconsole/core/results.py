@@ -19,6 +19,7 @@ from typing import Any
 from a2a.types import Message, Part, Task, TaskState
 from google.protobuf.json_format import MessageToDict
 
+from .files import fsync_dir
 from .workspace import Workspace
 
 STATE_NAMES: dict[int, str] = {
@@ -113,7 +114,7 @@ def save_file(folder: Path, name: str, data: bytes) -> Path:
                 if _same_content(candidate, data):
                     return candidate
                 continue
-            _fsync_dir(folder)
+            fsync_dir(folder)
             return candidate
         raise OSError(f"no free file name for {name} in {folder}")
     finally:
@@ -128,14 +129,6 @@ def _same_content(path: Path, data: bytes) -> bool:
         return path.read_bytes() == data
     except OSError:
         return False
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class _Parts:

@@ -11,22 +11,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import mimetypes
-import os
 import secrets
-import stat
 import uuid
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from a2a.types import Message, Part, Role, Task, TaskArtifactUpdateEvent
 
 from .agents import AgentEntry
+from .attachments import read_attachments
 from .client import Connection, Remote, RemoteError
 from .clock import Clock, SystemClock
 from .config import ClientSettings
-from .errors import A2AConsoleError, FileFormatError
+from .errors import A2AConsoleError, FileFormatError, ToolError
 from .events import ERROR, QUESTION, RESULT, SENT, STATE, Event, EventSink
 from .pending import WatchRecord
 from .results import (
@@ -39,6 +36,7 @@ from .results import (
     state_name,
     task_outcome,
 )
+from .watch_control import PendingFileWatches, WatchControl, same_watch
 from .workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -80,48 +78,6 @@ TOOL_SCHEMA: dict[str, Any] = {
 }
 
 
-class WatchControl(Protocol):
-    """What the tool needs from the watch registry (the registry implements it; PendingFileWatches is file-only)."""
-
-    async def arm(self, workspace: Workspace, record: WatchRecord) -> None:
-        """Start watching `record`, which is already in `pending.json`."""
-        ...
-
-    async def stop_watching(self, workspace: Workspace, target: str, agent: str, task_id: str) -> WatchRecord | None:
-        """End the watch of (target, agent, task): out of the map AND `pending.json`; the removed record or None."""
-        ...
-
-    async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
-        """Put a stopped watch back (same id, token and start): write it to `pending.json` and arm it."""
-        ...
-
-
-def _matches(r: WatchRecord, target: str, agent: str, task_id: str) -> bool:
-    return r.target == target and r.agent == agent and r.task_id == task_id
-
-
-class PendingFileWatches:
-    """Watches as records in `pending.json` only, for processes without a registry (the CLI).
-
-    A worker that scans the workspace picks the records up later.
-    """
-
-    async def arm(self, workspace: Workspace, record: WatchRecord) -> None:
-        return None
-
-    async def stop_watching(self, workspace: Workspace, target: str, agent: str, task_id: str) -> WatchRecord | None:
-        async with workspace.pending_tx() as tx:
-            found = [r for r in tx.records if _matches(r, target, agent, task_id)]
-            for r in found:
-                tx.records.remove(r)
-        return found[0] if found else None
-
-    async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
-        async with workspace.pending_tx() as tx:
-            if tx.find(record.watch_id) is None:
-                tx.records.append(record)
-
-
 def _err(message: str, **extra: Any) -> dict[str, Any]:
     return {"error": message, **extra}
 
@@ -142,10 +98,6 @@ def _has_files(task: Task) -> bool:
     messages = [task.status.message] if task.status.HasField("message") else []
     parts = [p for m in messages for p in m.parts] + [p for a in task.artifacts for p in a.parts]
     return any(p.WhichOneof("content") == "raw" for p in parts)
-
-
-class ToolError(A2AConsoleError):
-    """A failure already phrased for the caller (bad arguments, unknown agent, refused attachment)."""
 
 
 class A2ATool:
@@ -306,7 +258,9 @@ class A2ATool:
             raise ToolError("message is required for send")
         context_id = self._opt_str(args, "contextId")
         task_id = self._opt_str(args, "taskId")
-        file_parts = await asyncio.to_thread(self._read_files, workspace, files) if files else []
+        file_parts = (
+            await asyncio.to_thread(read_attachments, workspace, files, self.settings.max_file_bytes) if files else []
+        )
         message = Message(
             message_id=uuid.uuid4().hex,
             role=Role.ROLE_USER,
@@ -347,56 +301,6 @@ class A2ATool:
         except Exception:
             log.exception("hops_for(%r) failed; sending hops=1", target)
             return 0
-
-    def _read_files(self, workspace: Workspace, paths: list[str]) -> list[Part]:
-        """File parts from workspace paths: confined to the workspace, regular files only, capped together.
-
-        The type of each path is checked with stat before anything opens it, and the open is non-blocking and
-        re-checked on the descriptor, so a FIFO or device can never hang the call.
-        """
-        root = workspace.root
-        cap = self.settings.max_file_bytes
-        parts: list[Part] = []
-        total = 0
-        for raw in paths:
-            try:
-                real = Path(os.path.realpath(root / raw))
-            except (OSError, ValueError) as e:
-                raise ToolError(f"file {raw!r}: {e}") from None
-            if not real.is_relative_to(root) or real == root:
-                raise ToolError(f"file {raw!r} is outside the workspace; attach only files inside it")
-            try:
-                st = os.stat(real)
-            except FileNotFoundError:
-                raise ToolError(f"file {raw!r} does not exist in the workspace") from None
-            except OSError as e:
-                raise ToolError(f"file {raw!r} cannot be read: {e.strerror}") from None
-            if stat.S_ISDIR(st.st_mode):
-                raise ToolError(f"file {raw!r} is a folder; attach files one by one")
-            if not stat.S_ISREG(st.st_mode):
-                raise ToolError(f"file {raw!r} is not a regular file (a pipe, socket or device); it cannot be attached")
-            too_big = f"the attached files are larger than {cap} bytes together (MaxFileBytes); send fewer"
-            if total + st.st_size > cap:
-                raise ToolError(too_big)
-            data = self._read_regular(real, raw, cap - total)
-            total += len(data)
-            media_type = mimetypes.guess_type(real.name)[0] or "application/octet-stream"
-            parts.append(Part(raw=data, media_type=media_type, filename=real.name))
-        return parts
-
-    @staticmethod
-    def _read_regular(path: Path, shown: str, cap: int) -> bytes:
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-        except OSError as e:
-            raise ToolError(f"file {shown!r} cannot be read: {e.strerror}") from None
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise ToolError(f"file {shown!r} is not a regular file; it cannot be attached")
-            data = f.read(cap + 1)
-        if len(data) > cap:
-            raise ToolError(f"file {shown!r} grew while it was read; the attachments are over MaxFileBytes")
-        return data
 
     async def _watched_in_context(
         self, workspace: Workspace, target: str, agent: str, context_id: str
@@ -550,7 +454,7 @@ class A2ATool:
         }
         try:
             async with workspace.pending_tx() as tx:
-                existing = next((r for r in tx.records if _matches(r, target, agent, task.id)), None)
+                existing = next((r for r in tx.records if same_watch(r, target, agent, task.id)), None)
                 if existing is None:
                     tx.records.append(record)
         except FileFormatError as e:

@@ -53,7 +53,7 @@ __all__ = ["DELIVERY_RETRY", "FLUSH_DELAY", "WatchRegistry", "push_task_id", "to
 
 
 class WatchRegistry(Following):
-    """Follows tasks until they settle and hands their results to the delivery. Implements tool.WatchControl."""
+    """Follows tasks until they settle and hands their results to the delivery (a watch_control.WatchControl)."""
 
     def __init__(
         self,

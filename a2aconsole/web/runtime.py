@@ -28,7 +28,8 @@ from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.delivery import ResultDelivery
 from a2aconsole.core.events import EventSink
 from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.tool import A2ATool, PendingFileWatches
+from a2aconsole.core.tool import A2ATool
+from a2aconsole.core.watch_control import PendingFileWatches
 from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
 

@@ -1,8 +1,8 @@
 """The watch worker as a Channels consumer on the `a2a-watches` channel (`manage.py runworker a2a-watches`).
 
 Web processes without the registry send it wake-ups; the messages only say where to look, since the
-files are the truth and channel messages are at-most-once. The registry starts with the first message
-(and restores every enabled workspace then); it also rescans the files every minute on its own.
+files are the truth and channel messages are at-most-once. `manage.py runworker` (our subclass) starts the
+registry, restoring every enabled workspace, before it listens; it also rescans the files every minute.
 
 Messages: `watch.arm` / `watch.stop` {workspace} (re-read that pending.json), `watch.push` {workspace,
 watch_id} (a push the web process verified), `watch.rescan` {workspace?}, `target.flush` {target}.

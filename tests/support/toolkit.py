@@ -15,7 +15,8 @@ from a2aconsole.core.clock import Clock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import EventSink
 from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.tool import A2ATool, PendingFileWatches
+from a2aconsole.core.tool import A2ATool
+from a2aconsole.core.watch_control import PendingFileWatches
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import TestAgent
 

@@ -10,7 +10,7 @@ from channels.testing import ApplicationCommunicator
 from django.test import override_settings
 
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.tool import PendingFileWatches
+from a2aconsole.core.watch_control import PendingFileWatches
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web import background
 from a2aconsole.web.models import ChatTarget, InboxItem

@@ -70,3 +70,63 @@ async def test_runworker_follows_a_watch_it_was_woken_for(make_agent, workspace,
         worker.wait(timeout=10)
         await layer.flush()
         await layer.close_pools()
+
+
+def _postgres_db(name: str) -> str:
+    """A fresh PostgreSQL database on the machine's server (trust auth), for a scale-out process to use."""
+    import psycopg
+
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as c:
+        c.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        c.execute(f'CREATE DATABASE "{name}"')
+    return f"postgres://postgres@127.0.0.1:5432/{name}"
+
+
+def _drop_postgres_db(name: str) -> None:
+    import psycopg
+
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as c:
+        c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _postgres_inbox(url: str) -> list[str]:
+    import psycopg
+
+    with psycopg.connect(url.replace("postgres://", "postgresql://")) as c:
+        return [r[0] for r in c.execute("select text from web_inboxitem where target_id = 'console'")]
+
+
+async def test_runworker_on_postgres_restores_watches_at_start_without_a_message(
+    make_agent, workspace, remote, tmp_path
+) -> None:
+    """The scale-out worker on PostgreSQL + Redis restores pending.json as it starts: no wake-up needed."""
+    agent = make_agent(push=False)
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    task = await start_task(remote, workspace, "bot", "hold pg")
+    await add_record(workspace, task, "bot", SystemClock(), target="console", source="subscribe")
+
+    name = f"a2aconsole_worker_{os.getpid()}"
+    db_url = _postgres_db(name)
+    env = {
+        **os.environ,
+        "A2ACONSOLE_DATA": str(tmp_path / "data"),
+        "A2ACONSOLE_WORKSPACE": str(workspace.root),
+        "REDIS_URL": REDIS_URL,
+        "DATABASE_URL": db_url,
+        "DJANGO_SETTINGS_MODULE": "a2aconsole.settings",
+    }
+    manage = [sys.executable, "manage.py"]
+    worker = None
+    try:
+        subprocess.run([*manage, "migrate", "-v0"], cwd=ROOT, env=env, check=True, timeout=120)  # noqa: ASYNC221
+        worker = subprocess.Popen([*manage, "runworker", "a2a-watches"], cwd=ROOT, env=env)  # noqa: ASYNC220
+        await eventually(lambda: "SubscribeToTask" in agent.methods, timeout=30, what="the worker to restore")
+        agent.release("pg")
+        await eventually(lambda: workspace.read_pending().records == [], timeout=30, what="delivery")
+        texts = _postgres_inbox(db_url)
+        assert len(texts) == 1 and "released pg" in texts[0] and task.id in texts[0]
+    finally:
+        if worker is not None:
+            worker.kill()
+            worker.wait(timeout=10)
+        _drop_postgres_db(name)

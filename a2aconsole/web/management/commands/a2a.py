@@ -16,7 +16,8 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import DatabaseError
 
 from a2aconsole.core.client import Remote, new_http_client
-from a2aconsole.core.tool import ACTIONS, A2ATool, PendingFileWatches
+from a2aconsole.core.tool import ACTIONS, A2ATool
+from a2aconsole.core.watch_control import PendingFileWatches
 from a2aconsole.core.workspace import Workspace
 
 CONSOLE_TARGET = "console"

@@ -1,0 +1,68 @@
+"""Attachments of a `send`: workspace files read as file parts, safely.
+
+Paths are confined to the workspace after resolving symlinks; only regular files are read (a FIFO, device
+or folder is refused before anything opens it, so it can never hang the call); all files together are
+capped at `MaxFileBytes`.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import os
+import stat
+from pathlib import Path
+
+from a2a.types import Part
+
+from .errors import ToolError
+from .workspace import Workspace
+
+
+def read_attachments(workspace: Workspace, paths: list[str], cap: int) -> list[Part]:
+    """File parts from workspace paths: confined to the workspace, regular files only, capped together.
+
+    The type of each path is checked with stat before anything opens it, and the open is non-blocking and
+    re-checked on the descriptor, so a FIFO or device can never hang the call.
+    """
+    root = workspace.root
+    parts: list[Part] = []
+    total = 0
+    for raw in paths:
+        try:
+            real = Path(os.path.realpath(root / raw))
+        except (OSError, ValueError) as e:
+            raise ToolError(f"file {raw!r}: {e}") from None
+        if not real.is_relative_to(root) or real == root:
+            raise ToolError(f"file {raw!r} is outside the workspace; attach only files inside it")
+        try:
+            st = os.stat(real)
+        except FileNotFoundError:
+            raise ToolError(f"file {raw!r} does not exist in the workspace") from None
+        except OSError as e:
+            raise ToolError(f"file {raw!r} cannot be read: {e.strerror}") from None
+        if stat.S_ISDIR(st.st_mode):
+            raise ToolError(f"file {raw!r} is a folder; attach files one by one")
+        if not stat.S_ISREG(st.st_mode):
+            raise ToolError(f"file {raw!r} is not a regular file (a pipe, socket or device); it cannot be attached")
+        too_big = f"the attached files are larger than {cap} bytes together (MaxFileBytes); send fewer"
+        if total + st.st_size > cap:
+            raise ToolError(too_big)
+        data = _read_regular(real, raw, cap - total)
+        total += len(data)
+        media_type = mimetypes.guess_type(real.name)[0] or "application/octet-stream"
+        parts.append(Part(raw=data, media_type=media_type, filename=real.name))
+    return parts
+
+
+def _read_regular(path: Path, shown: str, cap: int) -> bytes:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError as e:
+        raise ToolError(f"file {shown!r} cannot be read: {e.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise ToolError(f"file {shown!r} is not a regular file; it cannot be attached")
+        data = f.read(cap + 1)
+    if len(data) > cap:
+        raise ToolError(f"file {shown!r} grew while it was read; the attachments are over MaxFileBytes")
+    return data

@@ -1,0 +1,28 @@
+"""`manage.py runworker a2a-watches`: channels' runworker, which also restores the watches at start.
+
+Channels' worker has no start-up hook, so without this the registry would only start (and restore the
+watches of `pending.json`) on the first message that reaches the channel.
+"""
+
+from __future__ import annotations
+
+from channels.management.commands import runworker
+from channels.worker import Worker
+
+from a2aconsole.web.runtime import WORKER_CHANNEL, start_worker, stop_worker
+
+
+class WatchingWorker(Worker):
+    async def handle(self) -> None:
+        if WORKER_CHANNEL in self.channels:
+            await start_worker()
+            try:
+                await super().handle()
+            finally:
+                await stop_worker()
+        else:
+            await super().handle()
+
+
+class Command(runworker.Command):
+    worker_class = WatchingWorker
