@@ -1,7 +1,10 @@
 # a2aconsole in one container: `manage.py serve` = migrations + daphne (HTTP, WebSocket) + the embedded watch worker.
 #   docker build -t a2aconsole .
-#   docker run -p 8000:8000 -v a2a-workspace:/workspace -v a2a-data:/data a2aconsole
-# The first start prints a one-time set-up link (or set A2ACONSOLE_OWNER_PASSWORD).
+#   docker run -p 8000:8000 -v a2a-workspace:/workspace -v a2a-data:/data \
+#     -e ALLOWED_HOSTS=console.example,localhost a2aconsole
+# ALLOWED_HOSTS must list the host names browsers use (the image allows only localhost and 127.0.0.1).
+# The first start prints a one-time set-up link in the log (or set A2ACONSOLE_OWNER_PASSWORD).
+# Bind-mounted folders must be writable by uid 10001; named volumes get the right owner from the image.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -28,6 +31,6 @@ VOLUME ["/workspace", "/data"]
 EXPOSE 8000
 
 # Run from /app so the templates and static folders beside manage.py are found.
-# Scale-out web processes can use plain daphne instead (no embedded worker; see README):
-#   daphne -b 0.0.0.0 -p 8000 a2aconsole.asgi:application
+# Scale-out (see README): web containers with -e A2ACONSOLE_WATCH_WORKER=external -e REDIS_URL=... -e DATABASE_URL=...
+# -e SECRET_KEY=..., and a worker container with --entrypoint python ... manage.py runworker a2a-watches.
 ENTRYPOINT ["python", "manage.py", "serve", "--host", "0.0.0.0", "--port", "8000"]

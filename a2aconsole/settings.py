@@ -9,7 +9,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from a2aconsole.core.config import ClientSettings, load_client_settings
+from a2aconsole.core.config import ClientSettings, load_client_settings, parse_bool
 from a2aconsole.core.errors import ConfigError
 from a2aconsole.core.files import atomic_write, lock_for, read_bytes
 
@@ -45,7 +45,13 @@ def _secret_key(data_dir: Path) -> str:
 def _database(data_dir: Path) -> dict:
     url = os.environ.get("DATABASE_URL", "")
     if not url:
-        return {"ENGINE": "django.db.backends.sqlite3", "NAME": str(data_dir / "db.sqlite3")}
+        return {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": str(data_dir / "db.sqlite3"),
+            # one process, many threads and coroutines: wait for the write lock, take it up front, and let readers
+            # go on while one writes (WAL)
+            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"},
+        }
     try:
         return dj_database_url.parse(url, conn_max_age=0)  # async views and workers: no persistent connections
     except Exception:
@@ -64,13 +70,22 @@ def _channel_layer() -> dict:
 
 
 def _allowed_hosts() -> list[str]:
-    raw = os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
+    raw = os.environ.get("ALLOWED_HOSTS") or "127.0.0.1,localhost,[::1]"
     hosts = [h.strip() for h in raw.split(",") if h.strip()]
-    if not hosts or any(" " in h or "/" in h for h in hosts):
+    if not hosts or any(" " in h or "/" in h for h in hosts):  # e.g. ",,"
         raise ConfigError(
             f"ALLOWED_HOSTS={raw!r}: expected host names separated by commas, e.g. console.example,127.0.0.1"
         )
     return hosts
+
+
+def _watch_worker() -> str:
+    """Where the watches run: `embedded` in the serving process, or `external` (`manage.py runworker a2a-watches`)."""
+    raw = os.environ.get("A2ACONSOLE_WATCH_WORKER", "")
+    mode = raw.strip().lower() or "embedded"
+    if mode not in ("embedded", "external"):
+        raise ConfigError(f"A2ACONSOLE_WATCH_WORKER={raw!r}: expected embedded or external")
+    return mode
 
 
 try:
@@ -85,11 +100,12 @@ try:
     CHANNEL_LAYERS = {"default": _channel_layer()}
     ALLOWED_HOSTS = _allowed_hosts()
     SECRET_KEY = _secret_key(DATA_DIR)
+    A2A_WATCH_WORKER = _watch_worker()
+    DEBUG = parse_bool("A2ACONSOLE_DEBUG", os.environ.get("A2ACONSOLE_DEBUG") or "false")
 except ConfigError as _e:
     sys.stderr.write(f"a2aconsole: configuration error: {_e}\n")
     raise SystemExit(2) from None
 
-DEBUG = os.environ.get("A2ACONSOLE_DEBUG", "").lower() in ("1", "true", "yes")
 OWNER_PASSWORD = os.environ.get("A2ACONSOLE_OWNER_PASSWORD") or None
 
 INSTALLED_APPS = [
@@ -165,5 +181,9 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": "WARNING"},
-    "loggers": {"a2aconsole": {"level": "INFO"}},
+    "loggers": {
+        "a2aconsole": {"level": "INFO"},
+        # at DEBUG this logger writes whole page contexts (a token shown once among them): never below INFO
+        "django.template": {"level": "INFO"},
+    },
 }

@@ -13,6 +13,8 @@ ACTIONS = ("agents", "send", "status", "cancel")
 FIELDS = ("action", "agent", "message", "contextId", "taskId", "files", "hops")
 MAX_HOPS = 1000
 MAX_FILES = 50
+MAX_MESSAGE = 1_000_000  # characters
+MAX_REF = 200  # characters of a contextId or taskId
 
 
 class BadCall(Exception):
@@ -65,9 +67,9 @@ def parse_call(data: object) -> ToolCall:
     args: dict[str, Any] = {}
     needs_agent = action != "agents"
     agent = _string(data, "agent", required=needs_agent, limit=40)
-    message = _string(data, "message", required=action == "send", limit=1_000_000)
-    context_id = _string(data, "contextId")
-    task_id = _string(data, "taskId", required=action in ("status", "cancel"))
+    message = _string(data, "message", required=action == "send", limit=MAX_MESSAGE)
+    context_id = _string(data, "contextId", limit=MAX_REF)
+    task_id = _string(data, "taskId", required=action in ("status", "cancel"), limit=MAX_REF)
     files = data.get("files")
     if files is not None:
         if not isinstance(files, list) or not all(isinstance(f, str) and f.strip() for f in files):

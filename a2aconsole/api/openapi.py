@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .calls import ACTIONS, MAX_FILES, MAX_HOPS
+from .calls import ACTIONS, MAX_FILES, MAX_HOPS, MAX_MESSAGE, MAX_REF
 
 
 def tool_definition() -> dict[str, Any]:
@@ -22,9 +22,13 @@ def _call_schema() -> dict[str, Any]:
         "properties": {
             "action": {"type": "string", "enum": list(ACTIONS)},
             "agent": {"type": "string", "maxLength": 40, "description": "agent name (all actions but agents)"},
-            "message": {"type": "string", "description": "the text to send (send)"},
-            "contextId": {"type": "string", "description": "continue this conversation (send)"},
-            "taskId": {"type": "string", "description": "answer this task's question (send); status; cancel"},
+            "message": {"type": "string", "maxLength": MAX_MESSAGE, "description": "the text to send (send)"},
+            "contextId": {"type": "string", "maxLength": MAX_REF, "description": "continue this conversation (send)"},
+            "taskId": {
+                "type": "string",
+                "maxLength": MAX_REF,
+                "description": "answer this task's question (send); status; cancel",
+            },
             "files": {
                 "type": "array",
                 "maxItems": MAX_FILES,
@@ -84,6 +88,8 @@ def openapi_document(server_url: str) -> dict[str, Any]:
                         "400": _error("The body is invalid: `field` names the member, `error` the problem", True),
                         "401": _error("Missing, wrong or revoked token, or another target's token"),
                         "403": _error("The chat target is disabled"),
+                        "413": _error("The body is over the server's upload limit"),
+                        "503": _error("The console cannot check the token right now; try again shortly"),
                     },
                 }
             },
@@ -92,7 +98,24 @@ def openapi_document(server_url: str) -> dict[str, Any]:
                     "operationId": "toolSchema",
                     "summary": "The a2a tool definition (name, description, parameters) for a model's tool list",
                     "security": [],
-                    "responses": {"200": {"description": "The tool definition"}},
+                    "responses": {
+                        "200": {
+                            "description": "The tool definition",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object",
+                                        "required": ["name", "description", "parameters"],
+                                        "properties": {
+                                            "name": {"type": "string"},
+                                            "description": {"type": "string"},
+                                            "parameters": {"type": "object"},
+                                        },
+                                    }
+                                }
+                            },
+                        }
+                    },
                 }
             },
             "/api/v1/openapi.json": {
@@ -100,7 +123,12 @@ def openapi_document(server_url: str) -> dict[str, Any]:
                     "operationId": "openapi",
                     "summary": "This document",
                     "security": [],
-                    "responses": {"200": {"description": "OpenAPI 3.1 document"}},
+                    "responses": {
+                        "200": {
+                            "description": "OpenAPI 3.1 document",
+                            "content": {"application/json": {"schema": {"type": "object"}}},
+                        }
+                    },
                 }
             },
         },

@@ -12,7 +12,10 @@ import json
 import logging
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
+from django.core.exceptions import RequestDataTooBig
+from django.db import DatabaseError
 from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
@@ -48,7 +51,10 @@ async def _token_target(request: HttpRequest, target_id: str) -> ChatTarget | No
     )
     if row is None:
         return None
-    await ApiToken.objects.filter(pk=row.pk).aupdate(last_used_at=timezone.now())
+    try:  # a record for the owner, not a condition of the call: a busy database must not refuse it
+        await ApiToken.objects.filter(pk=row.pk).aupdate(last_used_at=timezone.now())
+    except DatabaseError as e:
+        log.warning("noting the use of a token of target %s failed (%s)", target_id, type(e).__name__)
     return row.target
 
 
@@ -64,15 +70,25 @@ def _flush_kept(runtime: Any, target_id: str) -> None:
 @login_not_required
 @require_POST
 async def tool(request: HttpRequest, target_id: str) -> JsonResponse:
-    target = await _token_target(request, target_id)
+    try:
+        target = await _token_target(request, target_id)
+    except DatabaseError as e:
+        log.warning("checking an API token failed (%s)", type(e).__name__)
+        return JsonResponse({"error": "the console is busy; try again shortly"}, status=503)
     if target is None:
         return _unauthorized()
     if not target.enabled:
         return JsonResponse({"error": "this chat target is disabled"}, status=403)
     try:
-        data = json.loads(request.body or b"null")
+        raw = request.body
+    except RequestDataTooBig:
+        return JsonResponse({"error": f"the body is over {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"}, status=413)
+    try:
+        data = json.loads(raw or b"null")
     except (ValueError, UnicodeDecodeError):
         return JsonResponse({"error": "the body is not valid JSON", "field": None}, status=400)
+    except RecursionError:  # nesting deeper than the parser goes: no tool call looks like that
+        return JsonResponse({"error": "the body is nested too deeply", "field": None}, status=400)
     try:
         call = parse_call(data)
     except BadCall as e:
@@ -81,7 +97,11 @@ async def tool(request: HttpRequest, target_id: str) -> JsonResponse:
     runtime = get_runtime()
     _flush_kept(runtime, target.id)
     if call.hops is not None:
-        await set_inbound_hops(target, call.hops)
+        try:
+            await set_inbound_hops(target, call.hops)
+        except DatabaseError as e:  # this call still uses the count; it is kept once the database takes it
+            log.warning("keeping the hops of target %s failed (%s)", target.id, type(e).__name__)
+            remember(target.pk, call.hops)
     else:
         remember(target.pk, target.inbound_hops)
     result = await runtime.tool.run(call.action, call.args, target.id)

@@ -10,7 +10,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 NAME_PATTERN = re.compile(r"^[a-z0-9-]{1,40}\Z")  # \Z: `$` would let a trailing newline through
 _KNOWN = ("name", "url", "key", "description")
@@ -32,9 +32,11 @@ class AgentEntry:
     @property
     def card_url(self) -> str:
         """Where the public card lives: the URL itself when it ends in `.json`."""
-        if urlsplit(self.url).path.endswith(".json"):
+        p = urlsplit(self.url)
+        if p.path.endswith(".json"):
             return self.url
-        return self.url.rstrip("/") + "/.well-known/agent-card.json"
+        # the well-known path goes into the path: appended to the whole URL it would land in a query
+        return urlunsplit(p._replace(path=p.path.rstrip("/") + "/.well-known/agent-card.json", fragment=""))
 
     @property
     def origin(self) -> str:

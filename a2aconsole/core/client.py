@@ -9,6 +9,9 @@ URL can carry a key elsewhere.
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +19,6 @@ from urllib.parse import urlsplit
 
 import httpx
 from a2a.client import (
-    A2ACardResolver,
     A2AClientError,
     A2AClientTimeoutError,
     AgentCardResolutionError,
@@ -25,6 +27,7 @@ from a2a.client import (
     ClientConfig,
     ClientFactory,
 )
+from a2a.client.card_resolver import parse_agent_card
 from a2a.types import (
     AgentCard,
     CancelTaskRequest,
@@ -46,12 +49,13 @@ from a2a.utils.errors import (
     UnsupportedOperationError,
 )
 
-from .agents import AgentEntry
+from .agents import AgentEntry, mask_url
 from .errors import A2AConsoleError
 
 KEY_ORIGIN_HEADER = "x-a2aconsole-key-origin"
 _SECRET_HEADERS = ("x-api-key", "authorization")
 BINDINGS = ["JSONRPC", "HTTP+JSON"]
+MAX_CARD_BYTES = 1024 * 1024  # real cards are a few KB; a bigger one is a mistake or an attack
 
 
 class RemoteError(A2AConsoleError):
@@ -62,6 +66,43 @@ class RemoteError(A2AConsoleError):
         super().__init__(message)
         self.kind = kind
         self.status = status
+
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
+_BOT_TOKEN = re.compile(r"/bot[^/\s]+/")
+
+
+def mask_urls(text: str) -> str:
+    """`text` with every URL cut to scheme, host, port and path (user info and query may hold keys)."""
+    return _BOT_TOKEN.sub("/bot***/", _URL.sub(lambda m: mask_url(m.group(0)), text))
+
+
+class MaskUrls(logging.Filter):
+    """Masks URLs in records of the libraries that log them: httpx logs every request URL, and a2a-sdk's
+    card resolver logs the card URL. A key in an agent's URL (user info or query) must not reach a log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a record that cannot format is left to the handler
+            return True
+        if "://" in message:
+            record.msg, record.args = mask_urls(message), None
+        return True
+
+
+URL_LOGGERS = (
+    "httpx",
+    "httpcore.connection",
+    "httpcore.http11",
+    "httpcore.http2",
+    "httpcore.proxy",
+    "a2a.client.card_resolver",
+    "a2a.client.transports.jsonrpc",
+    "a2a.client.transports.rest",
+)
+for _name in URL_LOGGERS:
+    logging.getLogger(_name).addFilter(MaskUrls())
 
 
 def origin_of(url: str) -> str:
@@ -162,7 +203,8 @@ def translate(exc: BaseException, agent: str, action: str) -> RemoteError:
 
 
 def _short(x: object, limit: int = 300) -> str:
-    s = " ".join(str(x).split())
+    """A one-line excerpt of an error text, URLs masked (SDK errors quote the card URL, key and all)."""
+    s = mask_urls(" ".join(str(x).split()))
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
@@ -175,17 +217,53 @@ class Remote:
     card_timeout: float = 10.0
 
     async def fetch_card(self, entry: AgentEntry) -> AgentCard:
-        """The public card, within the card timeout. Raises RemoteError."""
-        headers = key_headers(entry, None)
-        url = entry.card_url
+        """The public card, within the card timeout and MAX_CARD_BYTES. Raises RemoteError.
+
+        Read here rather than by the SDK's resolver, which reads any size and follows no bound; the
+        JSON is parsed by the SDK's own card parser (legacy 0.3 cards included).
+        """
         try:
-            resolver = A2ACardResolver(self.http, url, agent_card_path="")
-            return await asyncio.wait_for(
-                resolver.get_agent_card(http_kwargs={"headers": headers, "timeout": self.card_timeout}),
-                self.card_timeout,
-            )
+            return await asyncio.wait_for(self._read_card(entry), self.card_timeout)
+        except httpx.RequestError as e:
+            if isinstance(e, httpx.TimeoutException):
+                raise translate(e, entry.name, "card fetch") from None
+            raise RemoteError(
+                "network", f'agent "{entry.name}" is unreachable (its card could not be fetched); is it running?'
+            ) from None
         except Exception as e:
             raise translate(e, entry.name, "card fetch") from None
+
+    async def _read_card(self, entry: AgentEntry) -> AgentCard:
+        name = entry.name
+        async with self.http.stream(
+            "GET", entry.card_url, headers=key_headers(entry, None), timeout=self.card_timeout
+        ) as resp:
+            if 300 <= resp.status_code < 400:
+                location = resp.headers.get("location")
+                where = mask_url(str(resp.url.join(location))) if location else "elsewhere"
+                raise RemoteError(
+                    "card",
+                    f'agent "{name}": its card URL redirects (HTTP {resp.status_code}) to {where}; '
+                    "put the final URL in agents.json",
+                    status=resp.status_code,
+                )
+            if resp.status_code >= 400:
+                raise AgentCardResolutionError(f"HTTP {resp.status_code}", status_code=resp.status_code)
+            body = bytearray()
+            async for chunk in resp.aiter_bytes():
+                body += chunk
+                if len(body) > MAX_CARD_BYTES:
+                    raise RemoteError(
+                        "card", f'agent "{name}": its card is over {MAX_CARD_BYTES // 1024} KB; check its url'
+                    )
+        try:
+            data = json.loads(bytes(body))
+        except (ValueError, RecursionError):
+            raise RemoteError("card", f'agent "{name}": its card is not JSON; check its url') from None
+        try:
+            return parse_agent_card(data)
+        except Exception as e:  # ParseError, or a field of the wrong type deep inside
+            raise RemoteError("card", f'agent "{name}": its card is not a valid agent card ({_short(e)})') from None
 
     async def connect(self, entry: AgentEntry, card: AgentCard | None = None) -> Connection:
         if card is None:

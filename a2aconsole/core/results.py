@@ -66,6 +66,17 @@ def message_text(message: Message | None) -> str:
     return "\n".join(p.text for p in message.parts if p.WhichOneof("content") == "text").strip()
 
 
+def has_files(item: Task | Message) -> bool:
+    """Whether building the outcome saves files (raw parts): only then is it worth a thread. Other
+    outcomes are quick Python work, and Python work in a thread only competes with the loop for the GIL."""
+    if isinstance(item, Message):
+        parts = list(item.parts)
+    else:
+        parts = list(item.status.message.parts) if item.status.HasField("message") else []
+        parts += [p for a in item.artifacts for p in a.parts]
+    return any(p.WhichOneof("content") == "raw" for p in parts)
+
+
 def hint_for(agent: str, task_id: str, state: str) -> str:
     """How to answer an agent's question: send again with the task id."""
     if state == "auth-required":

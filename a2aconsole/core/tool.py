@@ -28,6 +28,7 @@ from .events import ERROR, QUESTION, RESULT, SENT, STATE, Event, EventSink
 from .pending import WatchRecord
 from .results import (
     WORKING_NOTE,
+    has_files,
     is_interrupted,
     is_settled,
     is_terminal,
@@ -92,12 +93,6 @@ def _apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> None:
         existing.parts.extend(art.parts)
     else:
         existing.CopyFrom(art)
-
-
-def _has_files(task: Task) -> bool:
-    messages = [task.status.message] if task.status.HasField("message") else []
-    parts = [p for m in messages for p in m.parts] + [p for a in task.artifacts for p in a.parts]
-    return any(p.WhichOneof("content") == "raw" for p in parts)
 
 
 class A2ATool:
@@ -285,7 +280,12 @@ class A2ATool:
                     ) from None
             raise
         if isinstance(reply, Message):
-            out = await asyncio.to_thread(message_outcome, reply, entry.name, workspace, self.settings.max_file_bytes)
+            if has_files(reply):
+                out = await asyncio.to_thread(
+                    message_outcome, reply, entry.name, workspace, self.settings.max_file_bytes
+                )
+            else:
+                out = message_outcome(reply, entry.name, workspace, self.settings.max_file_bytes)
             await self._emit(SENT, workspace, target, entry.name, "", reply.context_id, text=text or "")
             return out
         await self._emit(SENT, workspace, target, entry.name, reply.id, reply.context_id, text=text or "")
@@ -409,7 +409,7 @@ class A2ATool:
         return None
 
     async def _finish(self, task: Task, agent: str, workspace: Workspace, target: str) -> dict[str, Any]:
-        if _has_files(task):  # saving files blocks: off the loop
+        if has_files(task):  # saving files blocks: off the loop
             out = await asyncio.to_thread(task_outcome, task, agent, workspace, self.settings.max_file_bytes)
         else:
             out = task_outcome(task, agent, workspace, self.settings.max_file_bytes)

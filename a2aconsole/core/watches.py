@@ -40,7 +40,7 @@ from .events import (
 from .pending import WatchRecord
 from .pending_batch import BatchTx, PendingBatcher
 from .push import push_task_id, token_matches
-from .results import is_interrupted, result_text, state_name, task_outcome
+from .results import has_files, is_interrupted, result_text, state_name, task_outcome
 from .sources import MAX_CONCURRENT_CHECKS, Following, WatchEnd, WatchGone, WatchState
 from .workspace import Workspace
 
@@ -350,7 +350,10 @@ class WatchRegistry(Following):
     async def _finish_task(self, w: WatchState, task: Task) -> None:
         r = w.record
         state = state_name(task.status.state)
-        outcome = await asyncio.to_thread(task_outcome, task, r.agent, w.ws, self.settings.max_file_bytes)
+        if has_files(task):  # saving files blocks: off the loop
+            outcome = await asyncio.to_thread(task_outcome, task, r.agent, w.ws, self.settings.max_file_bytes)
+        else:
+            outcome = task_outcome(task, r.agent, w.ws, self.settings.max_file_bytes)
         await self._finish(w, result_text(outcome), "question" if is_interrupted(state) else "settled", state=state)
 
     async def _finish(self, w: WatchState, text: str | None, reason: str, *, state: str) -> None:

@@ -7,16 +7,19 @@ the tool: a lost event loses a live update, not data.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
+from django.db import OperationalError
 
 from a2aconsole.core.events import Event, groups_for
 
 log = logging.getLogger(__name__)
 
 MESSAGE_TYPE = "a2a.event"
+STORE_ATTEMPTS = 5
 
 
 def _store(event: Event) -> None:
@@ -52,10 +55,18 @@ class ChannelsBroadcast:
     """EventSink: a TaskEvent row per event, then `a2a.event` to `core.events.groups_for(event)`."""
 
     async def emit(self, event: Event) -> None:
-        try:
-            await database_sync_to_async(_store)(event)
-        except Exception:
-            log.exception("storing a %s event of task %s failed", event.kind, event.task_id)
+        for attempt in range(1, STORE_ATTEMPTS + 1):
+            try:
+                await database_sync_to_async(_store)(event)
+                break
+            except OperationalError as e:  # a busy SQLite ("database is locked"): wait a moment and try again
+                if attempt == STORE_ATTEMPTS:
+                    log.error("storing a %s event of task %s failed: %s", event.kind, event.task_id, e)
+                else:
+                    await asyncio.sleep(0.05 * attempt)
+            except Exception:
+                log.exception("storing a %s event of task %s failed", event.kind, event.task_id)
+                break
         try:
             await notify(groups_for(event), event.to_json())
         except Exception:

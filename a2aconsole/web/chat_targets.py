@@ -3,7 +3,7 @@
 A target's delivery settings live in `backend_settings`: Telegram's `chat_id` (and optionally
 `token_env`, the name of the environment variable holding the bot token: the token itself is never
 stored), or the webhook's `url` and `secret`. The secret is generated here, shown once, and never
-put back into a page.
+put back into a page; nor is the URL's user info or query, which may hold a key of the host's.
 """
 
 from __future__ import annotations
@@ -41,7 +41,13 @@ class TargetForm(forms.Form):
         max_length=100,
         help_text="Telegram: the environment variable holding the bot token (default TELEGRAM_BOT_TOKEN)",
     )
-    url = forms.CharField(label="Webhook URL", required=False, max_length=2000, help_text="Webhook: where to POST")
+    url = forms.CharField(
+        label="Webhook URL",
+        required=False,
+        max_length=2000,
+        help_text="Webhook: where to POST. A saved URL is shown without user info or query (they may hold "
+        "secrets); leave it as shown to keep them, or enter the full URL to change it.",
+    )
     new_secret = forms.BooleanField(
         label="Make a new signing secret", required=False, help_text="Webhook: the old secret stops working"
     )
@@ -58,7 +64,7 @@ class TargetForm(forms.Form):
                 "backend": instance.backend,
                 "chat_id": s.get("chat_id", ""),
                 "token_env": s.get("token_env", ""),
-                "url": s.get("url", ""),
+                "url": mask_url(s["url"]) if s.get("url") else "",
                 "enabled": instance.enabled,
             }
         super().__init__(*args, **kwargs)
@@ -115,7 +121,10 @@ class TargetForm(forms.Form):
             if d.get("token_env", "").strip():
                 settings["token_env"] = d["token_env"].strip()
         elif d["backend"] == "webhook":
-            settings["url"] = d["url"].strip()
+            url = d["url"].strip()
+            if old.get("url") and url == mask_url(old["url"]):  # the masked URL came back: keep the stored one
+                url = old["url"]
+            settings["url"] = url
             settings["secret"] = old.get("secret") or ""
             if not settings["secret"] or d.get("new_secret"):
                 settings["secret"] = secret = new_secret()

@@ -143,10 +143,18 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
                 "events": events,
                 "open_ids": history.open_question_ids(events),
                 "target": {"id": p.get("target", "")},
+                "agent": p["agent"],
+                "task_id": p["task"],
+                "context_id": next((ev.context_id for ev in reversed(events) if ev.context_id), ""),
                 "state": states[-1] if states else "unknown",
+                "finished": bool(states) and states[-1] in history.TERMINAL,
+                "full_dates": True,
+                "answer_target": "this",
                 "oob": True,
             }
-            return render_to_string("web/task.html#timeline", ctx) + render_to_string("web/task.html#task-state", ctx)
+            return "".join(
+                render_to_string(f"web/task.html#{name}", ctx) for name in ("timeline", "task-state", "task-actions")
+            )
         return ""
 
     def _task_states(self, events: list[Any]) -> str:

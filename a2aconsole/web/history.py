@@ -13,6 +13,7 @@ from a2aconsole.web.models import TaskEvent
 
 QUESTION = "question"
 SETTLING = ("result", "question", "state", "sent")
+TERMINAL = frozenset({"completed", "failed", "canceled", "rejected"})
 
 
 def dom_id(agent: str, task_id: str) -> str:
@@ -21,10 +22,23 @@ def dom_id(agent: str, task_id: str) -> str:
 
 
 def chat_log(target: str, limit: int = 60) -> list[TaskEvent]:
-    """The latest events of a chat, oldest first."""
+    """The latest events of a chat, oldest first, without echoes (see `compact`)."""
     rows = list(TaskEvent.objects.filter(target=target).order_by("-created_at", "-id")[:limit])
     rows.reverse()
-    return rows
+    return compact(rows)
+
+
+def compact(events: list[TaskEvent]) -> list[TaskEvent]:
+    """Drop a bare state change (no text) that the task's next event repeats (a result or question in that
+    state): in a chat it reads as the same line twice. A task's own timeline keeps every event."""
+    out: list[TaskEvent] = []
+    for i, ev in enumerate(events):
+        if ev.kind == "state" and not ev.text:
+            nxt = next((e for e in events[i + 1 :] if (e.agent, e.task_id) == (ev.agent, ev.task_id)), None)
+            if nxt is not None and nxt.kind in ("result", "question") and nxt.state == ev.state:
+                continue
+        out.append(ev)
+    return out
 
 
 def timeline(agent: str, task_id: str) -> list[TaskEvent]:

@@ -5,6 +5,10 @@ them, so daphne's loop, a `runworker` loop and each test's loop get their own ru
 with `close_runtime()`). The runtime that runs the watch worker holds the `WatchRegistry`; a web process
 without it (scale-out) writes watch records to the files and sends the worker a wake-up message over the
 channel layer, which is at-most-once: the worker acts on the files and also rescans them every minute.
+
+A worker runs only the workspaces whose lease it holds (`core.lease`): a second worker (or a second
+embedded `serve`) skips a workspace another process runs, hands its writes to the channel, and tries
+the lease again at every rescan, so it takes over within a minute when the holder stops.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from a2aconsole.core.clock import Clock, SystemClock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.delivery import ResultDelivery
 from a2aconsole.core.events import EventSink
+from a2aconsole.core.lease import WorkerLeases
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.tool import A2ATool
 from a2aconsole.core.watch_control import PendingFileWatches
@@ -42,6 +47,7 @@ WORKER_MODE_ENV = "A2ACONSOLE_WATCH_WORKER"
 
 
 def worker_mode() -> str:
+    """`embedded` or `external`, from settings (which validated the variable at start-up)."""
     mode = getattr(settings, "A2A_WATCH_WORKER", None) or os.environ.get(WORKER_MODE_ENV, "embedded")
     return "external" if str(mode).strip().lower() == "external" else "embedded"
 
@@ -77,6 +83,27 @@ class ChannelWatches:
         await wake_worker({"type": "watch.arm", "workspace": str(workspace.root), "watch_id": record.watch_id})
 
 
+class LeasedWatches:
+    """The tool's WatchControl in a worker: the registry for workspaces it holds the lease of, else the channel."""
+
+    def __init__(self, registry: WatchRegistry, leases: WorkerLeases) -> None:
+        self.registry = registry
+        self.leases = leases
+        self.channel = ChannelWatches()
+
+    def _for(self, workspace: Workspace) -> WatchRegistry | ChannelWatches:
+        return self.registry if self.leases.acquire(workspace) else self.channel
+
+    async def arm(self, workspace: Workspace, record: WatchRecord) -> None:
+        await self._for(workspace).arm(workspace, record)
+
+    async def stop_watching(self, workspace: Workspace, target: str, agent: str, task_id: str) -> WatchRecord | None:
+        return await self._for(workspace).stop_watching(workspace, target, agent, task_id)
+
+    async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
+        await self._for(workspace).rearm(workspace, record)
+
+
 @dataclass
 class Runtime:
     http: httpx.AsyncClient
@@ -87,14 +114,21 @@ class Runtime:
     clock: Clock
     tool: A2ATool
     registry: WatchRegistry | None = None
+    leases: WorkerLeases = field(default_factory=WorkerLeases)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
 
     def request_flush(self, target: str) -> None:
         """The target's session started (a tab opened its chat, its host called): deliver its kept results."""
-        if self.registry is not None:
-            self.registry.request_flush(target)
-        else:
+        if self.registry is None:
             self._spawn(wake_worker({"type": "target.flush", "target": target}))
+        elif self._runs_target(target):
+            self.registry.request_flush(target)
+        # else another worker holds that workspace's lease: its rescan delivers the kept results
+
+    def _runs_target(self, target: str) -> bool:
+        """True when this worker holds the lease of the target's workspace (or it has none: nothing to run)."""
+        ws = self.delivery.workspace_for(target)
+        return ws is None or self.leases.acquire(ws)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
@@ -102,11 +136,12 @@ class Runtime:
         task.add_done_callback(self._tasks.discard)
 
     async def start_registry(self, workspaces: list[Workspace]) -> WatchRegistry:
-        """Make this runtime the worker: restore the workspaces' watches and rescan them every minute."""
+        """Make this runtime the worker: restore the watches of the workspaces whose lease it gets, and rescan
+        (retrying the other leases) every minute."""
         if self.registry is None:
             self.registry = WatchRegistry(self.remote, self.settings, self.delivery, self.clock, self.events)
-            self.tool.watches = self.registry
-            await self.registry.start(workspaces)
+            self.tool.watches = LeasedWatches(self.registry, self.leases)
+            await self.registry.start(self.leases.acquire_all(workspaces))
             self._spawn(self._rescan_forever())
         return self.registry
 
@@ -115,17 +150,23 @@ class Runtime:
         while self.registry is not None and not self.registry.stopped:
             await self.clock.sleep(RESCAN_SECONDS)
             try:
-                for ws in await database_sync_to_async(enabled_workspaces)():
-                    if self.registry is None or self.registry.stopped:
-                        return
-                    await self.registry.rescan(ws)
+                await self.rescan(await database_sync_to_async(enabled_workspaces)())
             except Exception:
                 log.exception("rescanning the watch files failed; trying again in a minute")
 
+    async def rescan(self, workspaces: list[Workspace]) -> None:
+        """Rescan the workspaces this worker holds (or now gets) the lease of; skip the others."""
+        for ws in workspaces:
+            if self.registry is None or self.registry.stopped:
+                return
+            if self.leases.acquire(ws):
+                await self.registry.rescan(ws)
+
     async def aclose(self) -> None:
-        """Stop the registry (records stay) and close the shared client."""
+        """Stop the registry (records stay), give the leases back and close the shared client."""
         if self.registry is not None:
             await self.registry.stop()
+        self.leases.release_all()
         for t in list(self._tasks):
             t.cancel()
         for t in list(self._tasks):
@@ -210,7 +251,7 @@ async def start_worker(workspaces: list[Workspace] | None = None) -> Runtime | N
         if workspaces is None:
             workspaces = await database_sync_to_async(enabled_workspaces)()
         await rt.start_registry(workspaces)
-        log.info("watch worker started over %d workspace(s)", len(workspaces))
+        log.info("watch worker started: runs %d of %d workspace(s)", len(rt.leases), len(workspaces))
     return rt
 
 

@@ -6,6 +6,8 @@ registry, restoring every enabled workspace, before it listens; it also rescans 
 
 Messages: `watch.arm` / `watch.stop` {workspace} (re-read that pending.json), `watch.push` {workspace,
 watch_id} (a push the web process verified), `watch.rescan` {workspace?}, `target.flush` {target}.
+A message about a workspace whose lease another worker holds is dropped here: that worker finds the
+change at its own rescan (within a minute), which the at-most-once channel requires anyway.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from channels.db import database_sync_to_async
 
 from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
-from a2aconsole.web.runtime import enabled_workspaces, start_worker
+from a2aconsole.web.runtime import Runtime, enabled_workspaces, start_worker
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +33,8 @@ class WatchWorker(AsyncConsumer):
         return rt.registry if rt is not None else None
 
     async def _workspace(self, message: dict[str, Any]) -> Workspace | None:
-        """The message's workspace, if it is one this console knows (the channel layer is not trusted more)."""
+        """The message's workspace, if it is one this console knows (the channel layer is not trusted more)
+        and this worker holds its lease."""
         path = message.get("workspace")
         if not isinstance(path, str) or not path:
             return None
@@ -39,6 +42,9 @@ class WatchWorker(AsyncConsumer):
         known = await database_sync_to_async(enabled_workspaces)()
         if ws not in known:
             log.warning("watch worker: ignoring a message about an unknown workspace")
+            return None
+        rt = await start_worker()
+        if rt is None or not rt.leases.acquire(ws):
             return None
         return ws
 
@@ -51,13 +57,14 @@ class WatchWorker(AsyncConsumer):
     watch_stop = watch_arm
 
     async def watch_rescan(self, message: dict[str, Any]) -> None:
-        registry = await self._registry()
-        if registry is None:
+        rt: Runtime | None = await start_worker()
+        if rt is None:
             return
-        ws = await self._workspace(message)
-        targets = [ws] if ws is not None else await database_sync_to_async(enabled_workspaces)()
-        for w in targets:
-            await registry.rescan(w)
+        if message.get("workspace"):
+            ws = await self._workspace(message)
+            await rt.rescan([ws] if ws is not None else [])
+        else:
+            await rt.rescan(await database_sync_to_async(enabled_workspaces)())
 
     async def watch_push(self, message: dict[str, Any]) -> None:
         registry = await self._registry()
@@ -70,7 +77,7 @@ class WatchWorker(AsyncConsumer):
         registry.wake(watch_id)
 
     async def target_flush(self, message: dict[str, Any]) -> None:
-        registry = await self._registry()
+        rt = await start_worker()
         target = message.get("target")
-        if registry is not None and isinstance(target, str) and target:
-            registry.request_flush(target)
+        if rt is not None and rt.registry is not None and isinstance(target, str) and target:
+            rt.request_flush(target)  # only for a target whose workspace this worker holds

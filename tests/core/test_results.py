@@ -6,6 +6,7 @@ import pytest
 from a2a.types import Artifact, Message, Part, Role, Task, TaskState, TaskStatus
 
 from a2aconsole.core.results import (
+    has_files,
     is_interrupted,
     is_settled,
     is_terminal,
@@ -106,3 +107,17 @@ def test_message_outcome(workspace: Workspace) -> None:
         "contextId": "c-9",
         "files": ["inbox/a2a/bot/a.txt"],
     }
+
+
+def test_has_files_only_for_raw_parts() -> None:
+    """Only outcomes that save files go to a thread: raw parts, in the status message or an artifact."""
+    text = Task(id="t", status=TaskStatus(state=TaskState.TASK_STATE_COMPLETED))
+    text.artifacts.append(Artifact(artifact_id="a", parts=[Part(text="hi"), Part(url="https://x.example/f")]))
+    assert not has_files(text)
+    in_artifact = Task()
+    in_artifact.CopyFrom(text)
+    in_artifact.artifacts[0].parts.append(Part(raw=b"%PDF", filename="r.pdf"))
+    assert has_files(in_artifact)
+    in_status = Task(id="t", status=TaskStatus(message=Message(parts=[Part(raw=b"x")])))
+    assert has_files(in_status)
+    assert has_files(Message(parts=[Part(raw=b"x")])) and not has_files(Message(parts=[Part(text="x")]))

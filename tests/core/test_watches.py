@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from a2a.types import TaskState
 
 from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.config import ClientSettings
@@ -451,3 +452,23 @@ async def test_a_chat_watches_a_task_at_most_once(make_agent, workspace, remote,
     assert {w["watchId"] for w in reg.snapshot()} == {first.watch_id, other_chat.watch_id}
     assert await reg.stop_watching(workspace, "chat1", "bot", task.id) == first
     assert pending_ids(workspace) == [other_chat.watch_id] and first.watch_id not in reg
+
+
+async def test_watch_saves_file_artifacts_to_inbox(make_agent, workspace, remote, clock, registry_for) -> None:
+    """A settled task with files: they are saved (in a thread) under the inbox and listed in the text."""
+    agent = make_agent(streaming=False, push=False)
+    use_agent(workspace, agent)
+    reg, delivery, _ = registry_for(workspace)
+    task = await start_task(remote, workspace, "bot", "file")
+    conn = await remote.connect(workspace.read_agents().get("bot"))
+    for _ in range(200):  # the agent finishes in its own thread: bounded, each check is a real round trip
+        if (await conn.get_task(task.id)).status.state == TaskState.TASK_STATE_COMPLETED:
+            break
+    await reg.arm(workspace, await add_record(workspace, task, "bot", clock))
+    await clock.until(lambda s: len(s) == 1)
+    await clock.advance(15.0)
+    [(_, text)] = await delivery.wait_for(1)
+    [files] = [line for line in text.splitlines() if line.startswith("Files: ")]
+    saved = workspace.root / files.removeprefix("Files: ")
+    assert saved.is_file() and saved.parent == workspace.inbox_dir / "bot"
+    assert "Links: " in text and pending_ids(workspace) == []

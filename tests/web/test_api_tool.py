@@ -251,6 +251,6 @@ async def test_tool_schema_and_openapi_are_public() -> None:
     doc = json.loads((await client.get("/api/v1/openapi.json")).content)
     assert doc["openapi"] == "3.1.0"
     op = doc["paths"]["/api/v1/targets/{targetId}/tool"]["post"]
-    assert op["security"] == [{"bearer": []}] and set(op["responses"]) == {"200", "400", "401", "403"}
+    assert op["security"] == [{"bearer": []}] and set(op["responses"]) == {"200", "400", "401", "403", "413", "503"}
     assert doc["components"]["schemas"]["ToolCall"]["properties"]["hops"]["minimum"] == 0
     assert (await client.post("/api/v1/tool-schema")).status_code == 405

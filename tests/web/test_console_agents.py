@@ -144,3 +144,49 @@ def test_other_pages_render_empty_states(owner: Client, ws: Workspace) -> None:
         r = owner.get(url, follow=True)
         assert r.status_code == 200, url
         assert text in r.text, url
+
+
+def test_edit_shows_the_url_masked_and_keeps_its_hidden_parts(owner: Client, ws: Workspace) -> None:
+    secret_url = "https://u:pw-hidden@travel.example:8443/a2a?token=tok-hidden"
+    write_agents(ws, [{"name": "travel", "url": secret_url, "key": KEY}])
+    page = owner.get("/agent/travel/edit/")
+    assert 'value="https://travel.example:8443/a2a"' in page.text and "never shown" in page.text
+    assert "pw-hidden" not in page.text and "tok-hidden" not in page.text and KEY not in page.text
+    version = ws.read_agents().version
+    url = "https://travel.example:8443/a2a"
+    r = owner.post("/agent/travel/edit/", {"name": "travel", "url": url, "description": "d", "version": version})
+    assert r.status_code == 302
+    assert ws.read_agents().get("travel").url == secret_url  # unchanged address: hidden parts kept
+    version = ws.read_agents().version
+    r = owner.post("/agent/travel/edit/", {"name": "travel", "url": "https://new.example/", "version": version})
+    assert r.status_code == 302 and ws.read_agents().get("travel").url == "https://new.example/"
+
+
+def test_raw_editor_hides_keys_and_keeps_them_on_save(owner: Client, ws: Workspace) -> None:
+    from a2aconsole.web.views.agents import HIDDEN_KEY
+
+    secret_url = "https://u:pw-zz@h.example/a?t=tok-zz"
+    write_agents(
+        ws,
+        [
+            {"name": "bot", "url": "http://127.0.0.1:1/", "key": KEY},
+            {"name": "b", "url": "http://x/"},
+            {"name": "s", "url": secret_url},
+        ],
+    )
+    r = owner.get("/agents/file/")
+    assert r.status_code == 200 and r["Cache-Control"] == "no-store"
+    assert KEY not in r.text and HIDDEN_KEY in r.text and "<textarea" in r.text
+    assert "pw-zz" not in r.text and "tok-zz" not in r.text and "https://h.example/a (+ hidden parts" in r.text
+    text = r.context["form"].initial["text"]
+    version = ws.read_agents().version
+    # a renamed entry cannot take its hidden key along: said in words, nothing written
+    r = owner.post("/agents/file/", {"text": text.replace('"bot"', '"bot2"'), "version": version})
+    assert r.status_code == 400 and "type the key" in r.text and KEY not in r.text
+    r = owner.post("/agents/file/", {"text": text.replace("http://x/", "http://y/"), "version": version})
+    assert r.status_code == 302
+    af = ws.read_agents()
+    assert af.get("bot").key == KEY and af.get("b").url == "http://y/" and af.get("s").url == secret_url
+    # a conflict shows the current file with its keys hidden too
+    r = owner.post("/agents/file/", {"text": text, "version": version})
+    assert r.status_code == 409 and KEY not in r.text and HIDDEN_KEY in r.text

@@ -3,6 +3,7 @@ against real loopback agents and the real tool."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -128,6 +129,8 @@ async def test_agent_page_shows_card_skills_examples(
     assert "Echo" in r.text and "Repeats what it is told" in r.text
     assert "/chat/console/?agent=bot&amp;message=hello%20there" in r.text
     assert "Streaming" in r.text and KEY not in r.text
+    assert "version 1.0.0" in r.text and "A scripted agent for tests" in r.text and "Tags: test" in r.text
+    assert "The whole card (JSON)" in r.text and "defaultInputModes" in r.text
     page = await owner.get("/chat/console/?agent=bot&message=hello%20there")
     assert "hello there</textarea>" in page.text
     ws.save_agents([{"name": "bot", "url": "http://127.0.0.1:9/"}], None)
@@ -165,10 +168,13 @@ async def test_watch_table_search_recheck_cancel(
 
 
 async def test_status_page_masks(owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent) -> None:
-    ws.save_agents([{"name": "bot", "url": "http://user:pw@127.0.0.1:5/a2a?key=zz", "key": KEY}], None)
+    # distinctive secrets: short ones ("pw") turn up by chance in random tokens on the page
+    url = "http://url-user:url-password-secret@127.0.0.1:5/a2a?key=query-secret-value"
+    ws.save_agents([{"name": "bot", "url": url, "key": KEY}], None)
     r = await owner.get("/a2a")
     assert "http://127.0.0.1:5/a2a" in r.text and "key set" in r.text
-    assert KEY not in r.text and "zz" not in r.text and "pw" not in r.text
+    for secret in (KEY, "url-user", "url-password-secret", "query-secret-value"):
+        assert secret not in r.text
 
 
 async def test_dashboard_and_inbox_show_what_needs_the_owner(owner: AsyncClient, tool: A2ATool, ws: Workspace) -> None:
@@ -213,3 +219,25 @@ async def test_agent_page_shows_extended_card_with_key(
     r = await owner.get("/agent/bot/")
     assert "Only for key holders" in r.text and "fetched with the key" in r.text
     assert KEY not in r.text
+
+
+async def test_task_page_recheck_shows_the_raw_task_and_only_fitting_actions(
+    owner: AsyncClient, tool: A2ATool, ws: Workspace, make_agent: Callable[..., TestAgent]
+) -> None:
+    agent = make_agent(key=KEY)
+    add(ws, agent, key=KEY)
+    tool.settings = replace(SETTINGS, wait_seconds=0.2)
+    await owner.post("/chat/console/send/", {"agent": "bot", "message": "hold t1"})
+    task_id = agent.received[-1].task_id
+    page = await owner.get(f"/tasks/bot/{task_id}/?target=console")
+    assert "Cancel the task" in page.text and "Last recorded event" in page.text
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d</time>", page.text)  # timeline times carry the date
+    r = await owner.post(
+        f"/tasks/bot/{task_id}/act/", {"action": "status", "target": "console"}, headers={"HX-Request": "true"}
+    )
+    assert 'id="task-answer"' in r.text and 'id="task-raw" hx-swap-oob="true"' in r.text
+    assert "as the agent returned it" in r.text and "TASK_STATE_WORKING" in r.text and task_id in r.text
+    assert KEY not in r.text
+    r = await owner.post(f"/tasks/bot/{task_id}/act/", {"action": "cancel", "target": "console"})
+    assert "TASK_STATE_CANCELED" in r.text and "Cancel the task" not in r.text
+    assert "Continue this conversation" in r.text and "Answer the question" not in r.text

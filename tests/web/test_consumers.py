@@ -3,6 +3,7 @@ connect, and fragments re-rendered when an event arrives on the page's group."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -120,6 +121,21 @@ async def test_task_timeline_live(ws: Workspace) -> None:
     html = await comm.receive_from(timeout=5)
     assert "Which colour?" in html and 'id="task-state"' in html and "input-required" in html
     assert 'name="message"' in html  # answerable inline
+    assert 'id="task-actions"' in html and "Cancel the task" in html and "Answer the question" in html
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d</time>", html)  # a timeline's times carry the date
+    await sync_to_async(TaskEvent.objects.create)(
+        workspace=str(ws.root),
+        agent="bot",
+        task_id="t1",
+        target="console",
+        kind="result",
+        state="completed",
+        text="blue it is",
+        created_at=timezone.now(),
+    )
+    await get_channel_layer().group_send(task_group("bot", "t1"), {"type": "a2a.event", "event": {}})
+    html = await comm.receive_from(timeout=5)
+    assert "blue it is" in html and "Cancel the task" not in html and "Answer the question" not in html
     await comm.disconnect()
 
 

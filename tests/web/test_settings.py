@@ -28,6 +28,8 @@ BAD_VALUES = [
     ("ALLOWED_HOSTS", "a.example b.example", "expected host names separated by commas"),
     ("A2ACONSOLE_WORKSPACE", "{file}", "expected a folder, found a file"),
     ("A2ACONSOLE_DATA", "{file}", "expected a folder, found a file"),
+    ("A2ACONSOLE_WATCH_WORKER", "separate", "expected embedded or external"),
+    ("A2ACONSOLE_DEBUG", "verbose", "expected true or false"),
 ]
 
 
@@ -89,6 +91,17 @@ def test_database_url_error_hides_the_password(tmp_path: Path) -> None:
     assert run.returncode == 2 and "DATABASE_URL" in run.stderr and "hunter2secret" not in run.stderr
 
 
+def test_empty_values_count_as_unset(tmp_path: Path) -> None:
+    names = ["A2AClient__Enabled", "A2AClient__WaitSeconds", "A2AClient__PushBaseUrl", "DATABASE_URL", "REDIS_URL"]
+    names += ["ALLOWED_HOSTS", "A2ACONSOLE_WATCH_WORKER", "A2ACONSOLE_DEBUG", "SECRET_KEY"]
+    env = clean_env(tmp_path / "data", tmp_path / "ws", **dict.fromkeys(names, ""))
+    env["DJANGO_SETTINGS_MODULE"] = "a2aconsole.settings"
+    show = "from django.conf import settings as s; print(s.ALLOWED_HOSTS, s.A2A_WATCH_WORKER, s.DEBUG)"
+    run = subprocess.run([sys.executable, "-c", show], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "['127.0.0.1', 'localhost', '[::1]'] embedded False"
+
+
 def test_good_environment_passes_and_keeps_one_secret_key(tmp_path: Path) -> None:
     data = tmp_path / "data"
     env = clean_env(
@@ -100,16 +113,19 @@ def test_good_environment_passes_and_keeps_one_secret_key(tmp_path: Path) -> Non
         ALLOWED_HOSTS="console.example,127.0.0.1",
         DATABASE_URL="postgres://u:pw@127.0.0.1:5432/a2a",
         REDIS_URL="redis://127.0.0.1:6379/3",
+        A2ACONSOLE_WATCH_WORKER="External",
+        A2ACONSOLE_DEBUG="no",
     )
     env["DJANGO_SETTINGS_MODULE"] = "a2aconsole.settings"
     show = (
         "from django.conf import settings as s; print(s.SECRET_KEY, s.A2A_CLIENT.enabled, s.A2A_CLIENT.push_base_url,"
         " s.DATABASES['default']['ENGINE'], s.DATABASES['default']['NAME'],"
-        " s.CHANNEL_LAYERS['default']['BACKEND'], s.ALLOWED_HOSTS)"
+        " s.CHANNEL_LAYERS['default']['BACKEND'], s.A2A_WATCH_WORKER, s.DEBUG, s.ALLOWED_HOSTS)"
     )
     first = subprocess.run([sys.executable, "-c", show], cwd=ROOT, env=env, capture_output=True, text=True)
     assert first.returncode == 0, first.stderr
-    key, enabled, push, engine, db, layer, hosts = first.stdout.split(maxsplit=6)
+    key, enabled, push, engine, db, layer, worker, debug, hosts = first.stdout.split(maxsplit=8)
+    assert (worker, debug) == ("external", "False")
     assert (enabled, push) == ("False", "https://console.example")
     assert (engine, db) == ("django.db.backends.postgresql", "a2a")
     assert layer == "channels_redis.core.RedisChannelLayer"

@@ -15,7 +15,7 @@ from a2aconsole.core.workspace import Workspace
 from a2aconsole.web import background
 from a2aconsole.web.models import ChatTarget, InboxItem
 from a2aconsole.web.routing import channel_routes
-from a2aconsole.web.runtime import Runtime, build_runtime, close_runtime, get_runtime, install_runtime
+from a2aconsole.web.runtime import LeasedWatches, Runtime, build_runtime, close_runtime, get_runtime, install_runtime
 from tests.support.watching import SignalClock, WaitableSink, add_record, start_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -121,7 +121,7 @@ async def test_background_start_restores_enabled_targets(make_agent, workspace, 
 
     await background.start()
     assert rt.registry is not None and rec.watch_id in rt.registry and off.watch_id not in rt.registry
-    assert rt.tool.watches is rt.registry
+    assert isinstance(rt.tool.watches, LeasedWatches) and rt.tool.watches.registry is rt.registry
     await background.start()  # idempotent
     await background.stop()
     await background.stop()

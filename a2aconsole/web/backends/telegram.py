@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-LIMIT = 4096  # Telegram's maximum message length
+LIMIT = 4096  # Telegram's maximum message length, in UTF-16 code units
 DEFAULT_API_BASE = "https://api.telegram.org"
 _TOKEN_IN_URL = re.compile(r"/bot[^/\s]+/")
 
@@ -48,24 +48,41 @@ def timestamp_header(clock: Clock) -> str:
     return f"[{clock.now():%Y-%m-%d %H:%M} UTC]"
 
 
+def units(text: str) -> int:
+    """Length as Telegram counts it: UTF-16 code units (an emoji outside the BMP is two)."""
+    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
+
+
+def _cut(line: str, limit: int) -> tuple[str, str]:
+    """The longest head of `line` within `limit` units (never half a surrogate pair), and the rest."""
+    n = 0
+    for i, c in enumerate(line):
+        n += 2 if ord(c) > 0xFFFF else 1
+        if n > limit:
+            return line[:i], line[i:]
+    return line, ""
+
+
 def split_text(text: str, limit: int = LIMIT) -> list[str]:
-    """Pieces of at most `limit` characters, cut at line ends; a longer line is cut where it must be."""
+    """Pieces of at most `limit` UTF-16 units, cut at line ends; a longer line is cut where it must be."""
     chunks: list[str] = []
-    current = ""
+    current, size = "", 0
     for line in text.splitlines(keepends=True):
-        while len(line) > limit:
+        while units(line) > limit:
             if current:
                 chunks.append(current)
-                current = ""
-            chunks.append(line[:limit])
-            line = line[limit:]
-        if len(current) + len(line) > limit:
+                current, size = "", 0
+            head, line = _cut(line, limit)
+            chunks.append(head)
+        n = units(line)
+        if size + n > limit:
             chunks.append(current)
-            current = ""
+            current, size = "", 0
         current += line
+        size += n
     if current:
         chunks.append(current)
-    return [c.rstrip("\n") for c in chunks if c.strip()] or [text[:limit] or " "]
+    return [c.rstrip("\n") for c in chunks if c.strip()] or [_cut(text, limit)[0] or " "]
 
 
 class TelegramBackend:

@@ -1,12 +1,16 @@
 """Agents over `agents.json`: list, add, edit, delete, the raw file editor, and one agent's card.
 
 Forms carry the file's version; a save from a stale version shows the conflict instead of overwriting.
-Keys are write-only here: pages say "key set" or "no key", and only the raw editor, on request, shows them.
+Keys are write-only here: pages say "key set" or "no key", URLs show scheme, host, port and path only, and
+the raw editor shows placeholders for both that it puts back on save. Only a file too broken to parse is
+shown as it is, and only when the owner asks.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -15,11 +19,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from a2aconsole.core.agents import mask_url
+from a2aconsole.core.agents import is_http_url, mask_url
 from a2aconsole.core.errors import ConflictError, ValidationError
 from a2aconsole.core.workspace import AgentsFile, Workspace
 from a2aconsole.web.forms import AgentForm, RawAgentsForm, VersionForm
 from a2aconsole.web.views import scope
+
+log = logging.getLogger(__name__)
 
 
 def _raw_entries(af: AgentsFile) -> list[Any]:
@@ -86,6 +92,7 @@ def _form_ctx(form: AgentForm, what: str, ws: Workspace, entry: Any = None) -> d
         "form": form,
         "what": what,
         "entry": _entry_view(entry),
+        "url_hidden_parts": entry is not None and entry.url != entry.masked_url,
         "broken": _broken(af),
     }
 
@@ -163,6 +170,9 @@ def agent_edit(request: HttpRequest, name: str) -> HttpResponse:
             if new_name != name and _index_of(raw, new_name) is not None:
                 form.add_error("name", "Another agent has this name already.")
                 return render(request, "web/agents/form.html", _form_ctx(form, "edit", ws, entry), status=400)
+            stored = raw[i].get("url") if isinstance(raw[i], dict) else None
+            if isinstance(stored, str) and form.cleaned_data["url"] == mask_url(stored):
+                form.cleaned_data["url"] = stored  # the form showed it masked: the hidden parts stay
             raw[i] = form.apply(raw[i])
             try:
                 ws.save_agents(raw, form.cleaned_data["version"])
@@ -178,7 +188,12 @@ def agent_edit(request: HttpRequest, name: str) -> HttpResponse:
     if entry is None:
         raise Http404("no such agent")
     form = AgentForm(
-        initial={"name": entry.name, "url": entry.url, "description": entry.description or "", "version": af.version}
+        initial={
+            "name": entry.name,
+            "url": entry.masked_url,
+            "description": entry.description or "",
+            "version": af.version,
+        }
     )
     return render(request, "web/agents/form.html", _form_ctx(form, "edit", ws, entry))
 
@@ -224,32 +239,116 @@ def agent_delete(request: HttpRequest, name: str) -> HttpResponse:
     )
 
 
+HIDDEN_KEY = "(hidden: the key stays as it is)"
+HIDDEN_URL_PARTS = " (+ hidden parts, kept)"
+
+
+def masked_text(text: str | None) -> str | None:
+    """The file's text with every key replaced by HIDDEN_KEY, or None when it is not a JSON array (a
+    malformed file is edited as it is). A file without keys keeps its formatting."""
+    try:
+        data = json.loads(text or "[]")
+    except ValueError:
+        return None
+    if not isinstance(data, list):
+        return None
+    if not any(isinstance(e, dict) and (e.get("key") or _url_hides(e.get("url"))) for e in data):
+        return text or "[\n]\n"
+    masked = []
+    for e in data:
+        if isinstance(e, dict):
+            e = dict(e)
+            if e.get("key"):
+                e["key"] = HIDDEN_KEY
+            if _url_hides(e.get("url")):
+                e["url"] = mask_url(e["url"]) + HIDDEN_URL_PARTS
+        masked.append(e)
+    return json.dumps(masked, indent=2, ensure_ascii=False) + "\n"
+
+
+def _url_hides(url: Any) -> bool:
+    """Whether the URL has parts a page never shows (user, password, query, fragment)."""
+    return isinstance(url, str) and bool(url) and url != mask_url(url)
+
+
+def unmasked_text(text: str, current: AgentsFile) -> tuple[str, list[str]]:
+    """The edited text with each HIDDEN_KEY put back from the stored entry of the same name; problems
+    when a hidden key has no entry to come from (renamed or new)."""
+    if HIDDEN_KEY not in text and HIDDEN_URL_PARTS not in text:
+        return text, []
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text, []  # the file layer reports the JSON error
+    if not isinstance(data, list):
+        return text, []
+    try:
+        stored = _raw_entries(current)
+    except ValueError:
+        stored = []
+    by_name = {e["name"]: e for e in stored if isinstance(e, dict) and isinstance(e.get("name"), str)}
+    keys = {n: e["key"] for n, e in by_name.items() if isinstance(e.get("key"), str) and e["key"]}
+    problems: list[str] = []
+    for e in data:
+        url = e.get("url") if isinstance(e, dict) else None
+        if isinstance(url, str) and url.endswith(HIDDEN_URL_PARTS):
+            old = by_name.get(e.get("name"), {}).get("url")
+            if isinstance(old, str) and mask_url(old) + HIDDEN_URL_PARTS == url:
+                e["url"] = old
+            else:
+                problems.append(
+                    f'entry "{e.get("name")}": its URL has hidden parts and no saved entry matches; type the whole URL'
+                )
+        if isinstance(e, dict) and e.get("key") == HIDDEN_KEY:
+            name = e.get("name")
+            if isinstance(name, str) and name in keys:
+                e["key"] = keys[name]
+            else:
+                problems.append(
+                    f'entry "{name}": its key is hidden and no saved entry of that name has one; type the key'
+                )
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n", problems
+
+
 def agents_file(request: HttpRequest) -> HttpResponse:
-    """The raw editor. The file holds keys, so its text is shown only when asked for (`?show=1`)."""
+    """The raw editor. Keys show as HIDDEN_KEY and are put back on save; only a malformed file (which
+    cannot be parsed to hide them) is shown as it is, and then only when asked for (`?show=1`)."""
     ws = scope.console_workspace()
     af = ws.read_agents()
     ctx: dict[str, Any] = {"nav": "agents", "title": "Edit agents.json", "af": af, "path": str(af.path)}
+    ctx.update(hidden_key=HIDDEN_KEY, hidden_url=HIDDEN_URL_PARTS.strip())
     if request.method == "POST":
         form = RawAgentsForm(request.POST)
         if form.is_valid():
+            text, problems = unmasked_text(form.cleaned_data["text"], af)
             try:
-                ws.save_agents_text(form.cleaned_data["text"], form.cleaned_data["version"])
+                if problems:
+                    raise ValidationError(problems)
+                ws.save_agents_text(text, form.cleaned_data["version"])
             except ValidationError as e:
                 ctx.update(form=form, show=True, problems=e.problems)
-                return render(request, "web/agents/file.html", ctx, status=400)
+                return _no_store(render(request, "web/agents/file.html", ctx, status=400))
             except ConflictError as e:
                 fresh = RawAgentsForm(initial={"text": form.cleaned_data["text"], "version": e.current_version})
-                ctx.update(form=fresh, show=True, conflict=True, current_text=e.current_text)
-                return render(request, "web/agents/file.html", ctx, status=409)
+                current = masked_text(e.current_text)
+                ctx.update(form=fresh, show=True, conflict=True, current_text=current)
+                return _no_store(render(request, "web/agents/file.html", ctx, status=409))
             messages.success(request, "agents.json saved.")
             return redirect("agents")
         ctx.update(form=form, show=True)
-        return render(request, "web/agents/file.html", ctx, status=400)
-    show = request.GET.get("show") == "1"
-    ctx["show"] = show
+        return _no_store(render(request, "web/agents/file.html", ctx, status=400))
+    masked = masked_text(af.text)
+    show = masked is not None or request.GET.get("show") == "1"
+    ctx.update(show=show, keys_visible=masked is None)
     if show:
-        ctx["form"] = RawAgentsForm(initial={"text": af.text or "[\n]\n", "version": af.version})
-    return render(request, "web/agents/file.html", ctx)
+        ctx["form"] = RawAgentsForm(initial={"text": masked if masked is not None else af.text, "version": af.version})
+    return _no_store(render(request, "web/agents/file.html", ctx))
+
+
+def _no_store(resp: HttpResponse) -> HttpResponse:
+    """The editor's text is the owner's file: no cache keeps a copy."""
+    resp["Cache-Control"] = "no-store"
+    return resp
 
 
 async def agent_detail(request: HttpRequest, name: str) -> HttpResponse:
@@ -260,8 +359,11 @@ async def agent_detail(request: HttpRequest, name: str) -> HttpResponse:
     if entry is None:
         raise Http404("no such agent")
     target = await sync_to_async(scope.console_target)()
-    result = await scope.run_tool("agents", {"agent": name}, target.id)
+    result, card = await asyncio.gather(_describe_one(entry, target.id), _card_json(entry))
     info = _pick_agent(result, name)
+    meta = _card_meta(card) if card else {}
+    for skill in (info or {}).get("skills") or []:
+        skill["tags"] = meta.get("tags", {}).get(skill.get("id")) or []
     ctx = {
         "nav": "agents",
         "title": name,
@@ -270,8 +372,67 @@ async def agent_detail(request: HttpRequest, name: str) -> HttpResponse:
         "error": result.get("error") if not info else None,
         "send_url": reverse("conversation", args=[target.id]),
         "version": af.version,
+        "card_json": json.dumps(card, indent=2, ensure_ascii=False) if card else "",
+        "card_meta": meta,
     }
     return render(request, "web/agents/detail.html", ctx)
+
+
+async def _card_json(entry: Any) -> dict[str, Any] | None:
+    """The whole card as JSON (the extended one when the key opens it), for what the summary leaves out:
+    provider, version, input and output modes, security schemes. None when it cannot be read (the
+    description above says why). Our key is blanked should an agent ever echo it."""
+    from google.protobuf.json_format import MessageToDict
+
+    try:
+        remote = scope.tool().remote
+        card = await remote.fetch_card(entry)
+        if entry.key and card.capabilities.extended_agent_card:
+            try:
+                conn = await remote.connect(entry, card)
+                card = await asyncio.wait_for(conn.extended_card(), remote.card_timeout)
+            except Exception as e:  # the public card is still worth showing
+                log.info("extended card of %s not read: %s", entry.name, type(e).__name__)
+    except Exception as e:
+        log.info("card of %s not read: %s", entry.name, type(e).__name__)
+        return None
+    text = json.dumps(MessageToDict(card), ensure_ascii=False)
+    if entry.key:
+        text = text.replace(entry.key, "(key hidden)")
+    return json.loads(text)
+
+
+def _card_meta(card: dict[str, Any]) -> dict[str, Any]:
+    """The card facts an owner looks for that the tool's summary does not carry."""
+    provider = card.get("provider") or {}
+
+    def link(url: Any) -> str:  # only web addresses become links (a card could carry javascript:)
+        return url if isinstance(url, str) and is_http_url(url) else ""
+
+    return {
+        "description": card.get("description", ""),
+        "version": card.get("version", ""),
+        "provider": provider.get("organization", ""),
+        "provider_url": link(provider.get("url")),
+        "docs": link(card.get("documentationUrl")),
+        "input_modes": card.get("defaultInputModes") or [],
+        "output_modes": card.get("defaultOutputModes") or [],
+        "security": sorted((card.get("securitySchemes") or {}).keys()),
+        "tags": {s.get("id"): s.get("tags") or [] for s in card.get("skills") or []},
+    }
+
+
+async def _describe_one(entry: Any, target: str) -> dict[str, Any]:
+    """The tool's description of this one agent. The tool's `agents` action fetches every card and waits
+    for the slowest, so one dead agent would slow every agent page; the tool's own per-agent step is used
+    when the client is on, and the whole action (with its errors) otherwise."""
+    try:
+        tool = scope.tool()
+        if tool.settings.enabled:
+            return {"agents": [await tool._describe(entry)]}
+    except Exception:  # no runtime: the action below says why in the owner's words
+        pass
+    return await scope.run_tool("agents", {"agent": entry.name}, target)
 
 
 def _pick_agent(result: dict[str, Any], name: str) -> dict[str, Any] | None:

@@ -18,7 +18,7 @@ from a2aconsole.web.views import scope
 
 def state() -> dict[str, Any]:
     """The dashboard's live parts (re-rendered on every event)."""
-    broken: list[str] = []
+    broken: list[dict[str, Any]] = []
     sources: Counter[str] = Counter()
     undelivered: list[dict[str, Any]] = []
     agents = 0
@@ -26,11 +26,11 @@ def state() -> dict[str, Any]:
         af = ws.read_agents()
         agents += len(af.entries)
         if af.parse_error:
-            broken.append(af.parse_error)
-        broken.extend(af.problems)
+            broken.append({"text": af.parse_error, "agents": True})
+        broken.extend({"text": p, "agents": True} for p in af.problems)
         pf = ws.read_pending()
         if pf.parse_error:
-            broken.append(pf.parse_error)
+            broken.append({"text": pf.parse_error, "agents": False})
         for r in pf.records:
             if r.undelivered is not None:
                 undelivered.append({"agent": r.agent, "task_id": r.task_id, "target": r.target, "text": r.undelivered})

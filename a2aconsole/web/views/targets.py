@@ -18,6 +18,26 @@ from a2aconsole.web.models import ChatTarget
 NAV = "targets"
 
 
+class ShownOnce:
+    """A token or secret for the shown-once page: the template prints it (`str`), every `repr` hides it.
+
+    Django's template engine logs a failed variable lookup at DEBUG with the whole context in the
+    message (the context's repr), so a bare string here would reach the log of any DEBUG run.
+    """
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def __str__(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "'(shown once; hidden here)'"
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+
 def target_list(request: HttpRequest) -> HttpResponse:
     targets = list(ChatTarget.objects.prefetch_related("api_tokens"))
     rows = [
@@ -29,7 +49,13 @@ def target_list(request: HttpRequest) -> HttpResponse:
 def _shown_once(
     request: HttpRequest, target: ChatTarget, *, token: str | None = None, secret: str | None = None
 ) -> HttpResponse:
-    ctx = {"nav": NAV, "title": "Copy it now", "target": target, "token": token, "secret": secret}
+    ctx = {
+        "nav": NAV,
+        "title": "Copy it now",
+        "target": target,
+        "token": ShownOnce(token) if token else None,
+        "secret": ShownOnce(secret) if secret else None,
+    }
     resp = render(request, "web/targets/once.html", ctx)
     resp["Cache-Control"] = "no-store"
     return resp

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 from urllib.parse import quote
 
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from google.protobuf.json_format import MessageToDict
 
 from a2aconsole.web import history
 from a2aconsole.web.models import TaskEvent
 from a2aconsole.web.views import scope
+
+log = logging.getLogger(__name__)
 
 
 def _target_of(request: HttpRequest, events: list[TaskEvent]) -> str:
@@ -25,12 +29,18 @@ def _target_of(request: HttpRequest, events: list[TaskEvent]) -> str:
     return scope.console_target().id
 
 
-def context(request: HttpRequest, agent: str, task_id: str, outcome: dict[str, Any] | None = None) -> dict:
+def context(
+    request: HttpRequest,
+    agent: str,
+    task_id: str,
+    outcome: dict[str, Any] | None = None,
+    raw_task: dict[str, Any] | None = None,
+) -> dict:
     events = history.timeline(agent, task_id)
     target = _target_of(request, events)
     states = [ev.state for ev in events if ev.state]
     last = events[-1] if events else None
-    raw = outcome if outcome is not None else (_event_json(last) if last else None)
+    raw = raw_task or (outcome if outcome is not None else (_event_json(last) if last else None))
     return {
         "nav": "watches",
         "title": f"Task {task_id[:12]}",
@@ -40,8 +50,12 @@ def context(request: HttpRequest, agent: str, task_id: str, outcome: dict[str, A
         "events": events,
         "open_ids": history.open_question_ids(events),
         "state": states[-1] if states else "unknown",
+        "finished": bool(states) and states[-1] in history.TERMINAL,
+        "full_dates": True,
+        "answer_target": "this",  # no #reply panel here: an answer's reply replaces its form
         "context_id": next((ev.context_id for ev in reversed(events) if ev.context_id), ""),
         "raw": json.dumps(raw, indent=2, ensure_ascii=False, default=str) if raw else "",
+        "raw_is_task": bool(raw_task),
         "ws_url": f"/ws/console/task/?agent={quote(agent)}&task={quote(task_id)}&target={quote(target)}",
     }
 
@@ -59,6 +73,26 @@ def _event_json(ev: TaskEvent) -> dict[str, Any]:
     }
 
 
+async def fetch_raw_task(agent: str, task_id: str, target: str) -> dict[str, Any] | None:
+    """The task as the agent returns it now (GetTask through the tool's client), as JSON, with the entry's
+    key blanked should the agent ever echo it; None when it cannot be read (the tool's answer says why)."""
+    try:
+        tool = scope.tool()
+        ws = tool.workspace_for(target)
+        entry = (await sync_to_async(ws.read_agents)()).get(agent) if ws is not None else None
+        if entry is None:
+            return None
+        conn = await tool.remote.connect(entry)
+        task = await conn.get_task(task_id)
+    except Exception as e:  # the re-check above reported the problem in the owner's words
+        log.info("raw task of %s could not be read: %s", agent, type(e).__name__)
+        return None
+    text = json.dumps(MessageToDict(task), ensure_ascii=False)
+    if entry.key:
+        text = text.replace(entry.key, "(key hidden)")
+    return json.loads(text)
+
+
 def page(request: HttpRequest, agent: str, task_id: str) -> HttpResponse:
     return render(request, "web/task.html", context(request, agent, task_id))
 
@@ -69,11 +103,14 @@ async def act(request: HttpRequest, agent: str, task_id: str) -> HttpResponse:
         return await sync_to_async(page)(request, agent, task_id)
     what = request.POST.get("action", "")
     target = request.POST.get("target") or (await sync_to_async(scope.console_target)()).id
+    raw = None
     if what in ("status", "cancel"):
         answer = await scope.run_tool(what, {"agent": agent, "taskId": task_id}, target)
+        if "error" not in answer:
+            raw = await fetch_raw_task(agent, task_id, target)
     else:
         answer = {"error": f"unknown action {what!r}"}
-    ctx = await sync_to_async(context)(request, agent, task_id, answer)
+    ctx = await sync_to_async(context)(request, agent, task_id, answer, raw)
     ctx.update(answer=answer, answer_label={"status": "Re-check", "cancel": "Cancel"}.get(what, what))
     if request.headers.get("HX-Request"):
         return await sync_to_async(render)(request, "web/task.html#task-answer", ctx)

@@ -145,6 +145,7 @@ async def action(request: HttpRequest) -> HttpResponse:
         "answer": answer,
         "answer_label": labels.get(what, what),
         "answer_row": row,
+        "answer_target": "this",  # no #reply panel here: an answer's reply replaces its form
         "target": {"id": row["target"]} if row else None,
     }
     if request.headers.get("HX-Request"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 from typing import Any
 
 from django.conf import settings
@@ -121,6 +122,10 @@ class Command(BaseCommand):
             except Exception:
                 log.exception("background work did not stop cleanly")
 
+        # A background job of a script starts with SIGINT ignored, and Twisted then leaves it ignored; the
+        # console is a server asked to stop by SIGINT too (tests, supervisors), so it always listens for it.
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         server = Server(
             application=application,
             endpoints=[_endpoint(host, port)],

@@ -1,0 +1,230 @@
+"""Every console page at once, with a real keyed agent that has answered, asked and is still working:
+keys never in any page or WebSocket frame, CSRF on every form and htmx request, a label on every
+control, and every htmx form also a plain form (the console works without JavaScript)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+from django.test import AsyncClient, override_settings
+
+from a2aconsole.asgi import application
+from a2aconsole.core.config import ClientSettings
+from a2aconsole.core.tool import A2ATool
+from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.models import ChatTarget
+from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
+from tests.support.agents import TestAgent
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+KEY = "k-NEVER-SHOWN-7f3a"
+USERINFO = "pw-NEVER-SHOWN-2b"
+QUERY = "q-NEVER-SHOWN-9c"
+SECRETS = (KEY, USERINFO, QUERY)
+SETTINGS = ClientSettings(wait_seconds=0.5, card_timeout_seconds=3, call_timeout=10)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Iterator[Workspace]:
+    w = Workspace(tmp_path / "ws")
+    w.root.mkdir(parents=True)
+    with override_settings(WORKSPACE_DIR=w.root):
+        yield w
+
+
+@pytest.fixture
+async def tool(ws: Workspace) -> AsyncIterator[A2ATool]:
+    await sync_to_async(ChatTarget.objects.create)(id="console", name="Console", workspace=str(ws.root))
+    rt = install_runtime(build_runtime(client_settings=SETTINGS))
+    yield rt.tool
+    await close_runtime()
+
+
+def _login() -> tuple[AsyncClient, AsyncClient, str]:
+    """A client, a client that enforces CSRF like a browser does, and the session cookie (for sockets)."""
+    user = get_user_model().objects.create_user("owner", password="a long password 1")
+    from django.test import Client
+
+    c = Client()
+    c.force_login(user)
+    cookie = c.cookies["sessionid"].value
+    plain, strict = AsyncClient(), AsyncClient(enforce_csrf_checks=True)
+    for client in (plain, strict):
+        client.cookies["sessionid"] = cookie
+    return plain, strict, cookie
+
+
+FORM = re.compile(r"<form\b([^>]*)>(.*?)</form>", re.S)
+CONTROL = re.compile(r"<(input|select|textarea)\b([^>]*)>", re.S)
+
+
+def _attr(attrs: str, name: str) -> str | None:
+    m = re.search(rf'\s{name}="([^"]*)"', attrs)
+    return m.group(1) if m else None
+
+
+def check_page(url: str, html: str) -> None:
+    for s in SECRETS:
+        assert s not in html, f"{url} shows a secret"
+    for attrs, body in FORM.findall(html):
+        if (_attr(attrs, "method") or "get").lower() == "post":
+            assert 'name="csrfmiddlewaretoken"' in body, f"{url}: a POST form without a CSRF token"
+        if "hx-post" in attrs:
+            assert _attr(attrs, "method") == "post" and _attr(attrs, "action"), f"{url}: an htmx-only form"
+    if "<body" in html:  # htmx requests carry the token in a header, and swap into what is on the page
+        assert re.search(r"hx-headers='\{\"X-CSRFToken\": \"[^\"]+\"\}'", html), url
+        for target in re.findall(r'hx-target="#([^"]+)"', html):
+            assert f'id="{target}"' in html, f"{url}: an htmx form aims at #{target}, which is not on the page"
+    labelled = set(re.findall(r'<label[^>]*\sfor="([^"]+)"', html))
+    for tag, attrs in CONTROL.findall(html):
+        if _attr(attrs, "type") in ("hidden", "submit"):
+            continue
+        has_label = _attr(attrs, "id") in labelled or _attr(attrs, "aria-label") or _attr(attrs, "aria-labelledby")
+        assert has_label, f"{url}: a {tag} without a label: {attrs.strip()[:80]}"
+
+
+async def test_every_page_keyless_csrf_labelled_and_plain(
+    tool: A2ATool, ws: Workspace, make_agent: Callable[..., TestAgent]
+) -> None:
+    agent = make_agent(key=KEY, extended=True)
+    ws.save_agents(
+        [
+            {"name": "bot", "url": agent.url, "key": KEY},
+            {"name": "gone", "url": f"http://u:{USERINFO}@127.0.0.1:9/a2a?token={QUERY}", "key": KEY},
+        ],
+        None,
+    )
+    plain, strict, cookie = await sync_to_async(_login)()
+    pages: dict[str, str] = {}
+
+    async def post(url: str, data: dict[str, str], **kw: object) -> str:
+        r = await plain.post(url, data, **kw)
+        assert r.status_code < 500, url
+        pages[f"POST {url} {data.get('action', '')}"] = r.text
+        return r.text
+
+    await post("/chat/console/send/", {"agent": "bot", "message": "hello keys"})
+    await post("/chat/console/send/", {"agent": "bot", "message": "ask"})
+    asked = agent.received[-1].task_id
+    await post("/chat/console/send/", {"agent": "bot", "message": "file"}, headers={"HX-Request": "true"})
+    tool.settings = replace(SETTINGS, wait_seconds=0.2)
+    await post("/chat/console/send/", {"agent": "bot", "message": "hold k1"})
+    await post("/chat/console/send/", {"agent": "gone", "message": "hi"})
+    [record] = ws.read_pending().records
+    await post("/watches/action/", {"watch": record.watch_id, "action": "status"})
+    await post(f"/tasks/bot/{record.task_id}/act/", {"action": "status", "target": "console"})
+    stale = ws.read_agents().version
+    await post("/agent/bot/edit/", {"name": "bot", "url": agent.url, "version": "0" + stale})
+    await post("/agents/file/", {"text": "[", "version": stale})
+
+    for url in [
+        "/",
+        "/dashboard/agents/",
+        "/agents/",
+        "/agents/add/",
+        "/agents/file/",
+        "/agent/bot/",
+        "/agent/gone/",
+        "/agent/bot/edit/",
+        "/agent/gone/edit/",
+        "/agent/bot/delete/",
+        "/agent/gone/delete/",
+        "/chat/console/",
+        "/watches/",
+        f"/watches/?q=agent:bot {record.task_id[:6]}",
+        f"/tasks/bot/{record.task_id}/?target=console",
+        f"/tasks/bot/{asked}/",
+        "/inbox/console/",
+        "/a2a",
+    ]:
+        r = await strict.get(url)
+        assert r.status_code == 200, url
+        pages[url] = r.text
+    assert "Only for key holders" in pages["/agent/bot/"]  # the key was used, not shown
+    assert "Which colour?" in pages["/"] and "report.pdf" in pages["/chat/console/"]
+    for url, html in pages.items():
+        check_page(url, html)
+    # a form posted without its token is refused, htmx or not
+    for url in ["/chat/console/send/", "/watches/action/", "/agents/add/", "/agents/file/"]:
+        assert (await strict.post(url, {"x": "1"})).status_code == 403, url
+        assert (await strict.post(url, {"x": "1"}, headers={"HX-Request": "true"})).status_code == 403, url
+
+    # what the tab's WebSocket sends for each page
+    for path in [
+        "/ws/console/dashboard/",
+        "/ws/console/watches/",
+        "/ws/console/chat/?target=console",
+        "/ws/console/inbox/?target=console",
+        f"/ws/console/task/?agent=bot&task={record.task_id}&target=console",
+    ]:
+        comm = WebsocketCommunicator(
+            application, path, headers=[(b"origin", b"http://127.0.0.1"), (b"cookie", f"sessionid={cookie}".encode())]
+        )
+        connected, _ = await comm.connect(timeout=5)
+        assert connected, path
+        frame = await comm.receive_from(timeout=5)
+        assert frame and not any(s in frame for s in SECRETS), path
+        await comm.disconnect()
+    agent.release("k1")
+
+
+def test_chat_log_drops_a_state_line_its_result_repeats() -> None:
+    from django.utils import timezone
+
+    from a2aconsole.web.history import compact
+    from a2aconsole.web.models import TaskEvent
+
+    now = timezone.now()
+
+    def ev(kind: str, state: str = "", text: str = "", task: str = "t1") -> TaskEvent:
+        return TaskEvent(agent="bot", task_id=task, kind=kind, state=state, text=text, created_at=now)
+
+    events = [
+        ev("sent", text="hi"),
+        ev("state", "working"),
+        ev("state", "completed"),
+        ev("state", "working", task="t2"),
+        ev("result", "completed", "done"),
+        ev("state", "failed", "why it failed"),
+        ev("result", "failed", "boom"),
+    ]
+    kept = [(e.kind, e.state, e.task_id) for e in compact(events)]
+    assert kept == [
+        ("sent", "", "t1"),
+        ("state", "working", "t1"),
+        ("state", "working", "t2"),
+        ("result", "completed", "t1"),
+        ("state", "failed", "t1"),
+        ("result", "failed", "t1"),
+    ]
+
+
+def test_dashboard_names_the_file_to_fix_and_answers_inline(ws: Workspace, client, django_user_model) -> None:
+    from django.utils import timezone
+
+    from a2aconsole.web.models import TaskEvent
+
+    client.force_login(django_user_model.objects.create_user("owner", password="a long password 1"))
+    ws.pending_path.parent.mkdir(parents=True, exist_ok=True)
+    ws.pending_path.write_text("{broken")
+    TaskEvent.objects.create(
+        agent="bot",
+        task_id="q1",
+        target="console",
+        kind="question",
+        state="input-required",
+        text="Which?",
+        created_at=timezone.now(),
+    )
+    html = client.get("/").text
+    assert "pending.json" in html and "Fix agents.json" not in html and "Fix pending.json by hand" in html
+    assert 'hx-post="/chat/console/send/"' in html and 'action="/chat/console/send/"' in html
+    check_page("/", html)

@@ -1,0 +1,171 @@
+"""Scale-out: a worker holds a lease per workspace, so two worker processes never follow the same watch."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from a2aconsole.core.client import Remote, new_http_client
+from a2aconsole.core.clock import SystemClock
+from a2aconsole.core.lease import WorkerLeases, lease_path
+from a2aconsole.core.workspace import Workspace
+from tests.support.watching import add_record, eventually, start_task
+from tests.web.test_worker_process import REDIS_URL
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+async def remote() -> AsyncIterator[Remote]:
+    http = new_http_client()
+    yield Remote(http, call_timeout=10.0, card_timeout=5.0)
+    await http.aclose()
+
+
+HOLDER = """
+import sys
+from a2aconsole.core.lease import WorkerLeases
+from a2aconsole.core.workspace import Workspace
+leases = WorkerLeases()
+print("held" if leases.acquire(Workspace(sys.argv[1])) else "refused", flush=True)
+sys.stdin.read()
+leases.release_all()
+print("released", flush=True)
+"""
+
+
+def _holder(ws: Workspace) -> subprocess.Popen[str]:
+    p = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(ws.root)],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert p.stdout is not None
+    assert p.stdout.readline().strip() == "held"
+    return p
+
+
+def test_lease_excludes_other_processes_until_released_or_killed(tmp_path) -> None:
+    ws = Workspace(tmp_path / "ws")
+    mine = WorkerLeases()
+    with _holder(ws) as holder:
+        assert not mine.acquire(ws) and len(mine) == 0  # held by another process: skipped, not waited for
+        holder.communicate("", timeout=30)  # it releases at stop
+        assert mine.acquire(ws) and mine.holds(ws)
+        again = WorkerLeases()
+        assert again.acquire(ws)  # one process: its runtimes share the lease
+    mine.release_all()
+    mine.release_all()  # idempotent
+    again.release_all()
+
+    with _holder(ws) as crashed:
+        crashed.send_signal(signal.SIGKILL)  # a crashed worker never strands its workspaces
+        crashed.wait(timeout=10)
+    other = WorkerLeases()
+    assert other.acquire(ws)
+    assert lease_path(ws) == ws.root / ".volcanic" / "a2a" / ".worker.lock"
+    other.release_all()
+
+
+def test_lease_on_an_unusable_workspace_is_refused(tmp_path) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    assert WorkerLeases().acquire_all([Workspace(tmp_path / "file")]) == []
+
+
+def _inbox_texts(db: Path) -> list[str]:
+    if not db.exists():
+        return []
+    with sqlite3.connect(db) as c:
+        try:
+            return [row[0] for row in c.execute("select text from web_inboxitem where target_id = 'console'")]
+        except sqlite3.OperationalError:
+            return []
+
+
+async def test_two_worker_processes_follow_a_watch_once(make_agent, workspace, remote, tmp_path) -> None:
+    agent = make_agent(push=False)
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    task = await start_task(remote, workspace, "bot", "hold two")
+    await add_record(workspace, task, "bot", SystemClock(), target="console", source="subscribe")
+
+    data = tmp_path / "data"
+    env = {
+        **os.environ,
+        "A2ACONSOLE_DATA": str(data),
+        "A2ACONSOLE_WORKSPACE": str(workspace.root),
+        "REDIS_URL": REDIS_URL,
+        "DJANGO_SETTINGS_MODULE": "a2aconsole.settings",
+    }
+    env.pop("DATABASE_URL", None)
+    manage = [sys.executable, "manage.py"]
+    subprocess.run([*manage, "migrate", "-v0"], cwd=ROOT, env=env, check=True, timeout=120)  # noqa: ASYNC221
+    logs = [tmp_path / "w1.log", tmp_path / "w2.log"]
+    workers = []
+    try:
+        for log in logs:
+            with log.open("w") as f:
+                workers.append(
+                    subprocess.Popen([*manage, "runworker", "a2a-watches"], cwd=ROOT, env=env, stderr=f)  # noqa: ASYNC220
+                )
+        # both registries have started (and restored what their leases allow) before the task finishes
+        await eventually(
+            lambda: all("watch worker started" in log.read_text() for log in logs), timeout=60, what="both workers"
+        )
+        started = sorted(log.read_text().split("watch worker started: ")[1].split("\n")[0] for log in logs)
+        assert started == ["runs 0 of 1 workspace(s)", "runs 1 of 1 workspace(s)"]
+        await eventually(lambda: "SubscribeToTask" in agent.methods, timeout=30, what="a worker to subscribe")
+        agent.release("two")
+        await eventually(lambda: workspace.read_pending().records == [], timeout=30, what="delivery")
+        assert agent.methods.count("SubscribeToTask") == 1
+        texts = _inbox_texts(data / "db.sqlite3")
+        assert len(texts) == 1 and "released two" in texts[0]
+    finally:
+        for w in workers:
+            w.send_signal(signal.SIGTERM)
+        for w in workers:
+            try:
+                w.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                w.kill()
+                w.wait(timeout=10)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_worker_skips_a_leased_workspace_until_it_gets_the_lease(make_agent, workspace) -> None:
+    from channels.layers import get_channel_layer
+
+    from a2aconsole.core.config import ClientSettings
+    from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
+    from tests.support.watching import SignalClock
+
+    clock = SignalClock()
+    agent = make_agent(streaming=False, push=False)
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    rt = install_runtime(build_runtime(client_settings=ClientSettings(), clock=clock))
+    try:
+        first = await add_record(workspace, await start_task(rt.remote, workspace, "bot", "hold l1"), "bot", clock)
+        with _holder(workspace) as holder:
+            registry = await rt.start_registry([workspace])
+            assert first.watch_id not in registry and len(rt.leases) == 0  # another process runs it
+            layer = get_channel_layer()
+            await layer.flush()
+            second = await add_record(workspace, await start_task(rt.remote, workspace, "bot", "hold l2"), "bot", clock)
+            await rt.tool.watches.arm(workspace, second)  # the tool's new watch goes to the lease holder
+            assert (await layer.receive("a2a-watches"))["watch_id"] == second.watch_id
+            assert second.watch_id not in registry
+            holder.communicate("", timeout=30)  # the holder stops
+        await rt.rescan([workspace])  # the next rescan takes the workspace over
+        assert rt.leases.holds(workspace) and first.watch_id in registry and second.watch_id in registry
+    finally:
+        await close_runtime()
+    with _holder(workspace) as after:  # released at stop: another process gets it
+        after.communicate("", timeout=30)
