@@ -267,3 +267,20 @@ def result_text(outcome: dict[str, Any]) -> str:
     if kind == "question":
         lines.append("To answer: " + (outcome.get("hint") or hint_for(agent, task_id, state)))
     return "\n".join(lines)
+
+
+def outcome_event(outcome: dict[str, Any], watch_id: str | None = None) -> dict[str, Any]:
+    """The text and data of a RESULT / QUESTION event, for the tool and the watches alike: the final text or
+    the question, files, links, skipped files, so the console renders both the same way. (The chat gets the
+    spec's header text, `result_text`; the console's history gets this.)"""
+    body = outcome.get("question") if is_interrupted(str(outcome.get("state", ""))) else outcome.get("text")
+    data: dict[str, Any] = {
+        "files": list(outcome.get("files") or []),
+        "links": list(outcome.get("links") or []),
+        "skipped": list(outcome.get("skipped") or []),
+    }
+    if watch_id:
+        data["watchId"] = watch_id
+    if outcome.get("maxFileBytes"):
+        data["maxFileBytes"] = outcome["maxFileBytes"]
+    return {"text": str(body or ""), "data": data}

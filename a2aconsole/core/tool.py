@@ -34,6 +34,7 @@ from .results import (
     is_terminal,
     message_outcome,
     message_text,
+    outcome_event,
     state_name,
     task_outcome,
 )
@@ -414,17 +415,8 @@ class A2ATool:
         else:
             out = task_outcome(task, agent, workspace, self.settings.max_file_bytes)
         kind = QUESTION if is_interrupted(out["state"]) else RESULT if is_terminal(out["state"]) else STATE
-        body = out.get("question") if kind == QUESTION else out["text"]
         await self._emit(
-            kind,
-            workspace,
-            target,
-            agent,
-            task.id,
-            task.context_id,
-            state=out["state"],
-            text=body or "",
-            data={"files": out["files"], "links": out["links"], "skipped": out["skipped"]},
+            kind, workspace, target, agent, task.id, task.context_id, state=out["state"], **outcome_event(out)
         )
         return out
 

@@ -40,7 +40,7 @@ from .events import (
 from .pending import WatchRecord
 from .pending_batch import BatchTx, PendingBatcher
 from .push import push_task_id, token_matches
-from .results import has_files, is_interrupted, result_text, state_name, task_outcome
+from .results import has_files, is_interrupted, outcome_event, result_text, state_name, task_outcome
 from .sources import MAX_CONCURRENT_CHECKS, Following, WatchEnd, WatchGone, WatchState
 from .workspace import Workspace
 
@@ -354,9 +354,12 @@ class WatchRegistry(Following):
             outcome = await asyncio.to_thread(task_outcome, task, r.agent, w.ws, self.settings.max_file_bytes)
         else:
             outcome = task_outcome(task, r.agent, w.ws, self.settings.max_file_bytes)
-        await self._finish(w, result_text(outcome), "question" if is_interrupted(state) else "settled", state=state)
+        reason = "question" if is_interrupted(state) else "settled"
+        await self._finish(w, result_text(outcome), reason, state=state, outcome=outcome)
 
-    async def _finish(self, w: WatchState, text: str | None, reason: str, *, state: str) -> None:
+    async def _finish(
+        self, w: WatchState, text: str | None, reason: str, *, state: str, outcome: dict[str, Any] | None = None
+    ) -> None:
         ws, rid = w.ws, w.record.watch_id
 
         def claim(tx: BatchTx) -> WatchRecord | None:
@@ -379,7 +382,7 @@ class WatchRegistry(Following):
             return
         if state:
             kind = QUESTION if is_interrupted(state) else RESULT
-            await self._emit(self._event(kind, ws, rec, state=state, text=text or ""))
+            await self._emit(self._event(kind, ws, rec, state=state, **outcome_event(outcome or {}, rid)))
         await self._emit(self._event(WATCH_ENDED, ws, rec, state=state, data={"reason": reason, "watchId": rid}))
         if rec.source == "push":
             self._spawn(self._delete_push(ws, rec))

@@ -472,3 +472,35 @@ async def test_watch_saves_file_artifacts_to_inbox(make_agent, workspace, remote
     saved = workspace.root / files.removeprefix("Files: ")
     assert saved.is_file() and saved.parent == workspace.inbox_dir / "bot"
     assert "Links: " in text and pending_ids(workspace) == []
+
+
+async def test_watch_result_and_question_events_carry_the_outcome(
+    make_agent, workspace, remote, clock, registry_for
+) -> None:
+    """The console renders a watch's RESULT / QUESTION like the tool's: final text or question, files, links,
+    skipped files in the event; the chat still gets the spec's header text."""
+    agent = make_agent(streaming=False, push=False)
+    use_agent(workspace, agent)
+    reg, delivery, sink = registry_for(workspace)
+    done = await start_task(remote, workspace, "bot", "file")
+    asked = await start_task(remote, workspace, "bot", "ask")
+    conn = await remote.connect(workspace.read_agents().get("bot"))
+    for task, settled in ((done, TaskState.TASK_STATE_COMPLETED), (asked, TaskState.TASK_STATE_INPUT_REQUIRED)):
+        for _ in range(200):  # the agent runs in its own thread: bounded, each check is a real round trip
+            if (await conn.get_task(task.id)).status.state == settled:
+                break
+    for task in (done, asked):
+        await reg.arm(workspace, await add_record(workspace, task, "bot", clock))
+    await clock.until(lambda s: len(s) == 2)
+    await clock.advance(15.0)
+    texts = [text for _, text in await delivery.wait_for(2)]
+    assert all(t.startswith("[A2A ") for t in texts) and any("Files: inbox/a2a/bot/report.pdf" in t for t in texts)
+
+    [result] = [e for e in sink.events if e.kind == "result"]
+    assert result.task_id == done.id and result.state == "completed" and result.text == "here is the report"
+    assert result.data["files"] == ["inbox/a2a/bot/report.pdf"] and (workspace.root / result.data["files"][0]).is_file()
+    assert result.data["links"] == ["https://files.example/r.pdf"] and result.data["skipped"] == []
+    [question] = [e for e in sink.events if e.kind == "question"]
+    assert question.task_id == asked.id and question.state == "input-required"
+    assert question.text == "Which colour?" and question.data["files"] == []
+    assert result.data["watchId"] != question.data["watchId"]

@@ -12,18 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from a2aconsole.core.client import Remote, new_http_client
+from a2aconsole.core.client import Remote
 from a2aconsole.core.clock import SystemClock
 from tests.support.watching import add_record, eventually, start_task
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.worker_env import ROOT, open_remote
 
 
 @pytest.fixture
 async def remote() -> AsyncIterator[Remote]:
-    http = new_http_client()
-    yield Remote(http, call_timeout=10.0, card_timeout=5.0)
-    await http.aclose()
+    async with open_remote() as r:
+        yield r
 
 
 @pytest.fixture

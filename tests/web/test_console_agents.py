@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from django.test import Client, override_settings
+from django.test import Client
 
 from a2aconsole.core.workspace import Workspace
+from tests.support.console import create_owner
 
 pytestmark = pytest.mark.django_db
 
@@ -17,17 +16,8 @@ KEY = "k_secret_value_123"
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Iterator[Workspace]:
-    w = Workspace(tmp_path / "ws")
-    w.root.mkdir(parents=True)
-    with override_settings(WORKSPACE_DIR=w.root):
-        yield w
-
-
-@pytest.fixture
-def owner(client: Client, django_user_model) -> Client:
-    user = django_user_model.objects.create_user("owner", password="a long password 1")
-    client.force_login(user)
+def owner(client: Client) -> Client:
+    client.force_login(create_owner())
     return client
 
 

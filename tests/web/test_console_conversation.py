@@ -4,60 +4,34 @@ against real loopback agents and the real tool."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import AsyncClient, override_settings
+from django.test import AsyncClient
 
-from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.tool import A2ATool
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.models import ChatTarget
-from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
 from tests.support.agents import TestAgent
+from tests.support.console import CONSOLE_SETTINGS, add_agent, create_owner, record_event
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 KEY = "k-conversation-secret"
-SETTINGS = ClientSettings(wait_seconds=3, card_timeout_seconds=3, call_timeout=10)
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Iterator[Workspace]:
-    w = Workspace(tmp_path / "ws")
-    w.root.mkdir(parents=True)
-    with override_settings(WORKSPACE_DIR=w.root):
-        yield w
-
-
-@pytest.fixture
-async def tool(ws: Workspace) -> AsyncIterator[A2ATool]:
-    """The process runtime (real tool, web delivery, event history) for the `console` chat over `ws`."""
-    await sync_to_async(ChatTarget.objects.create)(id="console", name="Console", workspace=str(ws.root))
-    rt = install_runtime(build_runtime(client_settings=SETTINGS))
-    yield rt.tool
-    await close_runtime()
 
 
 @pytest.fixture
 async def owner() -> AsyncClient:
-    user = await sync_to_async(get_user_model().objects.create_user)("owner", password="a long password 1")
     c = AsyncClient()
-    await c.aforce_login(user)
+    await c.aforce_login(await sync_to_async(create_owner)())
     return c
 
 
-def add(ws: Workspace, agent: TestAgent, name: str = "bot", **extra: str) -> None:
-    ws.save_agents([{"name": name, "url": agent.url, **extra}], None)
-
-
 async def test_send_shows_the_answer(owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent) -> None:
-    add(ws, agent, key=KEY)
+    add_agent(ws, agent, key=KEY)
     r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "hello page"})
     assert r.status_code == 200
     assert "echo: hello page" in r.text and "completed" in r.text
@@ -78,7 +52,7 @@ async def test_send_shows_the_answer(owner: AsyncClient, tool: A2ATool, ws: Work
 
 
 async def test_send_errors_in_owner_words(owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent) -> None:
-    add(ws, agent)
+    add_agent(ws, agent)
     r = await owner.post("/chat/console/send/", {"agent": "nobody", "message": "hi"})
     assert r.status_code == 400 and "Not sent" in r.text
     ws.save_agents([{"name": "bot", "url": "http://127.0.0.1:9/"}], None)
@@ -89,7 +63,7 @@ async def test_send_errors_in_owner_words(owner: AsyncClient, tool: A2ATool, ws:
 async def test_attachments_stored_in_workspace_and_sent(
     owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent
 ) -> None:
-    add(ws, agent)
+    add_agent(ws, agent)
     upload = SimpleUploadedFile("../../notes.txt", b"some notes", content_type="text/plain")
     r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "hello file", "files": [upload]})
     assert "echo: hello file" in r.text
@@ -100,7 +74,7 @@ async def test_attachments_stored_in_workspace_and_sent(
 
 
 async def test_question_answered_inline(owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent) -> None:
-    add(ws, agent)
+    add_agent(ws, agent)
     r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "ask"})
     assert "Which colour?" in r.text and 'name="task_id"' in r.text
     task_id = agent.received[-1].task_id
@@ -111,7 +85,7 @@ async def test_question_answered_inline(owner: AsyncClient, tool: A2ATool, ws: W
 async def test_file_artifact_downloadable_and_confined(
     owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent
 ) -> None:
-    add(ws, agent, key=KEY)
+    add_agent(ws, agent, key=KEY)
     r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "file"})
     assert "/files/console/inbox/a2a/bot/report.pdf" in r.text
     got = await owner.get("/files/console/inbox/a2a/bot/report.pdf")
@@ -123,7 +97,7 @@ async def test_file_artifact_downloadable_and_confined(
 async def test_agent_page_shows_card_skills_examples(
     owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent
 ) -> None:
-    add(ws, agent, key=KEY)
+    add_agent(ws, agent, key=KEY)
     r = await owner.get("/agent/bot/")
     assert r.status_code == 200
     assert "Echo" in r.text and "Repeats what it is told" in r.text
@@ -141,8 +115,8 @@ async def test_agent_page_shows_card_skills_examples(
 async def test_watch_table_search_recheck_cancel(
     owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    add(ws, agent)
-    tool.settings = replace(SETTINGS, wait_seconds=0.2)
+    add_agent(ws, agent)
+    tool.settings = replace(CONSOLE_SETTINGS, wait_seconds=0.2)
     r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "hold g1"})
     assert "working" in r.text
     [record] = ws.read_pending().records
@@ -177,26 +151,15 @@ async def test_status_page_masks(owner: AsyncClient, tool: A2ATool, ws: Workspac
         assert secret not in r.text
 
 
-async def test_dashboard_and_inbox_show_what_needs_the_owner(owner: AsyncClient, tool: A2ATool, ws: Workspace) -> None:
-    from django.utils import timezone
-
+async def test_dashboard_and_inbox_show_what_needs_the_owner(
+    owner: AsyncClient, tool: A2ATool, ws: Workspace, console_target: ChatTarget
+) -> None:
     from a2aconsole.core.pending import WatchRecord
-    from a2aconsole.web.models import InboxItem, TaskEvent
+    from a2aconsole.web.models import InboxItem
 
-    target = await sync_to_async(ChatTarget.objects.get)(id="console")
-    now = timezone.now()
-    await sync_to_async(TaskEvent.objects.create)(
-        workspace=str(ws.root),
-        agent="bot",
-        task_id="q1",
-        target="console",
-        kind="question",
-        state="input-required",
-        text="Which colour?",
-        created_at=now,
-    )
+    await sync_to_async(record_event)(ws, "q1", "question", "input-required", "Which colour?")
     await sync_to_async(InboxItem.objects.create)(
-        target=target, agent="bot", task_id="t9", state="completed", text="done!"
+        target=console_target, agent="bot", task_id="t9", state="completed", text="done!"
     )
     async with ws.pending_tx() as tx:
         tx.records.append(WatchRecord("w9", "console", "bot", "t8", undelivered="kept result text"))
@@ -215,7 +178,7 @@ async def test_agent_page_shows_extended_card_with_key(
     owner: AsyncClient, tool: A2ATool, ws: Workspace, make_agent: Callable[..., TestAgent]
 ) -> None:
     agent = make_agent(key=KEY, extended=True)
-    add(ws, agent, key=KEY)
+    add_agent(ws, agent, key=KEY)
     r = await owner.get("/agent/bot/")
     assert "Only for key holders" in r.text and "fetched with the key" in r.text
     assert KEY not in r.text
@@ -225,8 +188,8 @@ async def test_task_page_recheck_shows_the_raw_task_and_only_fitting_actions(
     owner: AsyncClient, tool: A2ATool, ws: Workspace, make_agent: Callable[..., TestAgent]
 ) -> None:
     agent = make_agent(key=KEY)
-    add(ws, agent, key=KEY)
-    tool.settings = replace(SETTINGS, wait_seconds=0.2)
+    add_agent(ws, agent, key=KEY)
+    tool.settings = replace(CONSOLE_SETTINGS, wait_seconds=0.2)
     await owner.post("/chat/console/send/", {"agent": "bot", "message": "hold t1"})
     task_id = agent.received[-1].task_id
     page = await owner.get(f"/tasks/bot/{task_id}/?target=console")

@@ -5,23 +5,17 @@ control, and every htmx form also a plain form (the console works without JavaSc
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
-from asgiref.sync import sync_to_async
-from channels.testing import WebsocketCommunicator
-from django.contrib.auth import get_user_model
-from django.test import AsyncClient, override_settings
+from django.test import AsyncClient
 
-from a2aconsole.asgi import application
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.tool import A2ATool
 from a2aconsole.core.workspace import Workspace
-from a2aconsole.web.models import ChatTarget
-from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
 from tests.support.agents import TestAgent
+from tests.support.console import connect_socket, create_owner, record_event
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,33 +27,16 @@ SETTINGS = ClientSettings(wait_seconds=0.5, card_timeout_seconds=3, call_timeout
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Iterator[Workspace]:
-    w = Workspace(tmp_path / "ws")
-    w.root.mkdir(parents=True)
-    with override_settings(WORKSPACE_DIR=w.root):
-        yield w
+def client_settings() -> ClientSettings:
+    return SETTINGS
 
 
-@pytest.fixture
-async def tool(ws: Workspace) -> AsyncIterator[A2ATool]:
-    await sync_to_async(ChatTarget.objects.create)(id="console", name="Console", workspace=str(ws.root))
-    rt = install_runtime(build_runtime(client_settings=SETTINGS))
-    yield rt.tool
-    await close_runtime()
-
-
-def _login() -> tuple[AsyncClient, AsyncClient, str]:
-    """A client, a client that enforces CSRF like a browser does, and the session cookie (for sockets)."""
-    user = get_user_model().objects.create_user("owner", password="a long password 1")
-    from django.test import Client
-
-    c = Client()
-    c.force_login(user)
-    cookie = c.cookies["sessionid"].value
+def _clients(cookie: str) -> tuple[AsyncClient, AsyncClient]:
+    """A client, and a client that enforces CSRF like a browser does, both logged in with `cookie`."""
     plain, strict = AsyncClient(), AsyncClient(enforce_csrf_checks=True)
     for client in (plain, strict):
         client.cookies["sessionid"] = cookie
-    return plain, strict, cookie
+    return plain, strict
 
 
 FORM = re.compile(r"<form\b([^>]*)>(.*?)</form>", re.S)
@@ -92,7 +69,7 @@ def check_page(url: str, html: str) -> None:
 
 
 async def test_every_page_keyless_csrf_labelled_and_plain(
-    tool: A2ATool, ws: Workspace, make_agent: Callable[..., TestAgent]
+    tool: A2ATool, ws: Workspace, owner_cookie: str, make_agent: Callable[..., TestAgent]
 ) -> None:
     agent = make_agent(key=KEY, extended=True)
     ws.save_agents(
@@ -102,7 +79,7 @@ async def test_every_page_keyless_csrf_labelled_and_plain(
         ],
         None,
     )
-    plain, strict, cookie = await sync_to_async(_login)()
+    plain, strict = _clients(owner_cookie)
     pages: dict[str, str] = {}
 
     async def post(url: str, data: dict[str, str], **kw: object) -> str:
@@ -165,10 +142,7 @@ async def test_every_page_keyless_csrf_labelled_and_plain(
         "/ws/console/inbox/?target=console",
         f"/ws/console/task/?agent=bot&task={record.task_id}&target=console",
     ]:
-        comm = WebsocketCommunicator(
-            application, path, headers=[(b"origin", b"http://127.0.0.1"), (b"cookie", f"sessionid={cookie}".encode())]
-        )
-        connected, _ = await comm.connect(timeout=5)
+        comm, connected = await connect_socket(path, owner_cookie)
         assert connected, path
         frame = await comm.receive_from(timeout=5)
         assert frame and not any(s in frame for s in SECRETS), path
@@ -207,23 +181,11 @@ def test_chat_log_drops_a_state_line_its_result_repeats() -> None:
     ]
 
 
-def test_dashboard_names_the_file_to_fix_and_answers_inline(ws: Workspace, client, django_user_model) -> None:
-    from django.utils import timezone
-
-    from a2aconsole.web.models import TaskEvent
-
-    client.force_login(django_user_model.objects.create_user("owner", password="a long password 1"))
+def test_dashboard_names_the_file_to_fix_and_answers_inline(ws: Workspace, client) -> None:
+    client.force_login(create_owner())
     ws.pending_path.parent.mkdir(parents=True, exist_ok=True)
     ws.pending_path.write_text("{broken")
-    TaskEvent.objects.create(
-        agent="bot",
-        task_id="q1",
-        target="console",
-        kind="question",
-        state="input-required",
-        text="Which?",
-        created_at=timezone.now(),
-    )
+    record_event(None, "q1", "question", "input-required", "Which?")
     html = client.get("/").text
     assert "pending.json" in html and "Fix agents.json" not in html and "Fix pending.json by hand" in html
     assert 'hx-post="/chat/console/send/"' in html and 'action="/chat/console/send/"' in html

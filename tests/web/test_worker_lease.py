@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import sqlite3
 import subprocess
 import sys
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
-from a2aconsole.core.client import Remote, new_http_client
-from a2aconsole.core.clock import SystemClock
 from a2aconsole.core.lease import WorkerLeases, lease_path
 from a2aconsole.core.workspace import Workspace
 from tests.support.watching import add_record, eventually, start_task
-from tests.web.test_worker_process import REDIS_URL
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-async def remote() -> AsyncIterator[Remote]:
-    http = new_http_client()
-    yield Remote(http, call_timeout=10.0, card_timeout=5.0)
-    await http.aclose()
-
+from tests.support.worker_env import ROOT, console_watch, inbox_texts, migrate, start_worker, worker_env
 
 HOLDER = """
 import sys
@@ -81,41 +65,19 @@ def test_lease_on_an_unusable_workspace_is_refused(tmp_path) -> None:
     assert WorkerLeases().acquire_all([Workspace(tmp_path / "file")]) == []
 
 
-def _inbox_texts(db: Path) -> list[str]:
-    if not db.exists():
-        return []
-    with sqlite3.connect(db) as c:
-        try:
-            return [row[0] for row in c.execute("select text from web_inboxitem where target_id = 'console'")]
-        except sqlite3.OperationalError:
-            return []
-
-
 async def test_two_worker_processes_follow_a_watch_once(make_agent, workspace, remote, tmp_path) -> None:
     agent = make_agent(push=False)
-    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
-    task = await start_task(remote, workspace, "bot", "hold two")
-    await add_record(workspace, task, "bot", SystemClock(), target="console", source="subscribe")
+    await console_watch(remote, workspace, agent, "hold two")
 
     data = tmp_path / "data"
-    env = {
-        **os.environ,
-        "A2ACONSOLE_DATA": str(data),
-        "A2ACONSOLE_WORKSPACE": str(workspace.root),
-        "REDIS_URL": REDIS_URL,
-        "DJANGO_SETTINGS_MODULE": "a2aconsole.settings",
-    }
-    env.pop("DATABASE_URL", None)
-    manage = [sys.executable, "manage.py"]
-    subprocess.run([*manage, "migrate", "-v0"], cwd=ROOT, env=env, check=True, timeout=120)  # noqa: ASYNC221
+    env = worker_env(data, workspace)
+    migrate(env)
     logs = [tmp_path / "w1.log", tmp_path / "w2.log"]
     workers = []
     try:
         for log in logs:
             with log.open("w") as f:
-                workers.append(
-                    subprocess.Popen([*manage, "runworker", "a2a-watches"], cwd=ROOT, env=env, stderr=f)  # noqa: ASYNC220
-                )
+                workers.append(start_worker(env, stderr=f))
         # both registries have started (and restored what their leases allow) before the task finishes
         await eventually(
             lambda: all("watch worker started" in log.read_text() for log in logs), timeout=60, what="both workers"
@@ -126,7 +88,7 @@ async def test_two_worker_processes_follow_a_watch_once(make_agent, workspace, r
         agent.release("two")
         await eventually(lambda: workspace.read_pending().records == [], timeout=30, what="delivery")
         assert agent.methods.count("SubscribeToTask") == 1
-        texts = _inbox_texts(data / "db.sqlite3")
+        texts = inbox_texts(data / "db.sqlite3")
         assert len(texts) == 1 and "released two" in texts[0]
     finally:
         for w in workers:

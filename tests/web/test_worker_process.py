@@ -3,58 +3,21 @@
 from __future__ import annotations
 
 import os
-import sqlite3
-import subprocess
-import sys
-from collections.abc import AsyncIterator
-from pathlib import Path
 
-import pytest
 from channels_redis.core import RedisChannelLayer
 
-from a2aconsole.core.client import Remote, new_http_client
-from a2aconsole.core.clock import SystemClock
-from tests.support.watching import add_record, eventually, start_task
-
-ROOT = Path(__file__).resolve().parents[2]
-REDIS_URL = "redis://127.0.0.1:6379/7"  # a database of its own: other tests' channels never see these messages
-
-
-@pytest.fixture
-async def remote() -> AsyncIterator[Remote]:
-    http = new_http_client()
-    yield Remote(http, call_timeout=10.0, card_timeout=5.0)
-    await http.aclose()
-
-
-def inbox_texts(db: Path) -> list[str]:
-    if not db.exists():
-        return []
-    with sqlite3.connect(db) as c:
-        try:
-            return [row[0] for row in c.execute("select text from web_inboxitem where target_id = 'console'")]
-        except sqlite3.OperationalError:
-            return []
+from tests.support.watching import eventually
+from tests.support.worker_env import REDIS_URL, console_watch, inbox_texts, migrate, start_worker, worker_env
 
 
 async def test_runworker_follows_a_watch_it_was_woken_for(make_agent, workspace, remote, tmp_path) -> None:
     agent = make_agent(push=False)
-    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
-    task = await start_task(remote, workspace, "bot", "hold rw")
-    rec = await add_record(workspace, task, "bot", SystemClock(), target="console", source="subscribe")
+    task, rec = await console_watch(remote, workspace, agent, "hold rw")
 
     data = tmp_path / "data"
-    env = {
-        **os.environ,
-        "A2ACONSOLE_DATA": str(data),
-        "A2ACONSOLE_WORKSPACE": str(workspace.root),  # the console's own workspace: a known one
-        "REDIS_URL": REDIS_URL,
-        "DJANGO_SETTINGS_MODULE": "a2aconsole.settings",
-    }
-    env.pop("DATABASE_URL", None)
-    manage = [sys.executable, "manage.py"]
-    subprocess.run([*manage, "migrate", "-v0"], cwd=ROOT, env=env, check=True, timeout=120)  # noqa: ASYNC221
-    worker = subprocess.Popen([*manage, "runworker", "a2a-watches"], cwd=ROOT, env=env)  # noqa: ASYNC220
+    env = worker_env(data, workspace)
+    migrate(env)
+    worker = start_worker(env)
     layer = RedisChannelLayer(hosts=[REDIS_URL])
     try:
         # a web process wrote the record and wakes the worker (at most once: it also rescans by itself)
@@ -101,25 +64,15 @@ async def test_runworker_on_postgres_restores_watches_at_start_without_a_message
 ) -> None:
     """The scale-out worker on PostgreSQL + Redis restores pending.json as it starts: no wake-up needed."""
     agent = make_agent(push=False)
-    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
-    task = await start_task(remote, workspace, "bot", "hold pg")
-    await add_record(workspace, task, "bot", SystemClock(), target="console", source="subscribe")
+    task, _ = await console_watch(remote, workspace, agent, "hold pg")
 
     name = f"a2aconsole_worker_{os.getpid()}"
     db_url = _postgres_db(name)
-    env = {
-        **os.environ,
-        "A2ACONSOLE_DATA": str(tmp_path / "data"),
-        "A2ACONSOLE_WORKSPACE": str(workspace.root),
-        "REDIS_URL": REDIS_URL,
-        "DATABASE_URL": db_url,
-        "DJANGO_SETTINGS_MODULE": "a2aconsole.settings",
-    }
-    manage = [sys.executable, "manage.py"]
+    env = worker_env(tmp_path / "data", workspace, database_url=db_url)
     worker = None
     try:
-        subprocess.run([*manage, "migrate", "-v0"], cwd=ROOT, env=env, check=True, timeout=120)  # noqa: ASYNC221
-        worker = subprocess.Popen([*manage, "runworker", "a2a-watches"], cwd=ROOT, env=env)  # noqa: ASYNC220
+        migrate(env)
+        worker = start_worker(env)
         await eventually(lambda: "SubscribeToTask" in agent.methods, timeout=30, what="the worker to restore")
         agent.release("pg")
         await eventually(lambda: workspace.read_pending().records == [], timeout=30, what="delivery")

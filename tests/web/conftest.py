@@ -1,0 +1,60 @@
+"""Console fixtures: a workspace the settings point at, the console chat over it, the process runtime, the owner."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.test import override_settings
+
+from a2aconsole.core.client import Remote
+from a2aconsole.core.config import ClientSettings
+from a2aconsole.core.tool import A2ATool
+from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.models import ChatTarget
+from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
+from tests.support.console import CONSOLE_SETTINGS, owner_session
+from tests.support.worker_env import open_remote
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Iterator[Workspace]:
+    """A workspace that WORKSPACE_DIR names, so the console's own pages use it."""
+    w = Workspace(tmp_path / "ws")
+    w.root.mkdir(parents=True)
+    with override_settings(WORKSPACE_DIR=w.root):
+        yield w
+
+
+@pytest.fixture
+async def console_target(ws: Workspace) -> ChatTarget:
+    """The `console` chat target over `ws` (needs a django_db mark)."""
+    return await sync_to_async(ChatTarget.objects.create)(id="console", name="Console", workspace=str(ws.root))
+
+
+@pytest.fixture
+def client_settings() -> ClientSettings:
+    """What `tool` is built with; a module overrides this fixture for other waits."""
+    return CONSOLE_SETTINGS
+
+
+@pytest.fixture
+async def tool(console_target: ChatTarget, client_settings: ClientSettings) -> AsyncIterator[A2ATool]:
+    """The process runtime (real tool, web delivery, event history) for the `console` chat over `ws`."""
+    rt = install_runtime(build_runtime(client_settings=client_settings))
+    yield rt.tool
+    await close_runtime()
+
+
+@pytest.fixture
+def owner_cookie() -> str:
+    """The owner logged in: its session cookie (needs a django_db mark)."""
+    return owner_session()
+
+
+@pytest.fixture
+async def remote() -> AsyncIterator[Remote]:
+    async with open_remote() as r:
+        yield r

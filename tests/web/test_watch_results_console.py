@@ -1,0 +1,157 @@
+"""A result a watch delivered looks in the console exactly like one the tool returned: the dashboard, the chat
+and the task page show its final text, state and file links (not the chat's `[A2A result …]` header text),
+while the chat target still gets the spec's text. Real loopback agents, the real runtime and event history."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from a2a.types import TaskState
+from asgiref.sync import sync_to_async
+from django.contrib.auth import get_user_model
+from django.template.loader import render_to_string
+from django.test import AsyncClient, override_settings
+
+from a2aconsole.core.config import ClientSettings
+from a2aconsole.core.events import Event
+from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.broadcast import ChannelsBroadcast
+from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
+from a2aconsole.web.runtime import Runtime
+from tests.support.agents import TestAgent
+from tests.support.runtime import fresh_runtime
+from tests.support.watching import Signal, add_record, start_task
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# a hold task outlives this, so a watch takes over; real time, as the console runs
+SETTINGS = ClientSettings(wait_seconds=0.2, card_timeout_seconds=3, call_timeout=10)
+REPORT = "inbox/a2a/bot/report.pdf"
+
+
+class StoredEvents(ChannelsBroadcast):
+    """The console's event sink (TaskEvent rows, live updates) whose stored kinds a test can await."""
+
+    def __init__(self) -> None:
+        self.kinds: list[str] = []
+        self.signal = Signal()
+
+    async def emit(self, event: Event) -> None:
+        await super().emit(event)
+        self.kinds.append(event.kind)
+        self.signal.poke()
+
+    async def until(self, kind: str, count: int = 1) -> None:
+        await self.signal.until(lambda: self.kinds.count(kind) >= count, what=f"{count} {kind} event(s)")
+
+
+@pytest.fixture
+def space(tmp_path: Path) -> Iterator[Workspace]:
+    w = Workspace(tmp_path / "ws")
+    w.root.mkdir(parents=True)
+    with override_settings(WORKSPACE_DIR=w.root):
+        yield w
+
+
+@pytest.fixture
+async def console(space: Workspace, make_agent) -> AsyncIterator[tuple[Runtime, StoredEvents, TestAgent]]:
+    """The `console` chat (web inbox) over `space`, its agent `bot`, and a worker runtime following watches."""
+    await ChatTarget.objects.acreate(id="console", name="Console", workspace=str(space.root))
+    agent = make_agent(push=False)
+    space.save_agents([{"name": "bot", "url": agent.url}], None)
+    events = StoredEvents()
+    async with fresh_runtime(client_settings=SETTINGS, events=events) as rt:
+        await rt.start_registry([space])
+        yield rt, events, agent
+
+
+@pytest.fixture
+async def owner() -> AsyncClient:
+    user = await sync_to_async(get_user_model().objects.create_user)("owner", password="a long password 1")
+    c = AsyncClient()
+    await c.aforce_login(user)
+    return c
+
+
+async def _pages(owner: AsyncClient, task_id: str) -> dict[str, str]:
+    pages = {"dashboard": "/", "chat": "/chat/console/", "task": f"/tasks/bot/{task_id}/?target=console"}
+    out = {}
+    for name, url in pages.items():
+        r = await owner.get(url)
+        assert r.status_code == 200, name
+        out[name] = r.text
+    return out
+
+
+async def test_watch_delivered_result_shows_its_final_text(console, owner: AsyncClient) -> None:
+    rt, events, agent = console
+    out = await rt.tool.run("send", {"agent": "bot", "message": "hold late"}, "console")
+    assert out.get("state") == "working" and out.get("taskId"), out
+    agent.release("late")
+    await events.until("delivered")
+
+    [item] = await sync_to_async(list)(InboxItem.objects.all())
+    assert item.text.startswith('[A2A result from "bot"') and "released late" in item.text  # the spec's text
+    [row] = await sync_to_async(list)(TaskEvent.objects.filter(kind="result"))
+    assert row.text == "released late" and row.state == "completed" and row.data["watchId"]
+    for name, html in (await _pages(owner, out["taskId"])).items():
+        assert "released late" in html and 'badge state-completed">completed' in html, name
+        assert 'class="msg">[A2A' not in html, name  # the header text is the chat's, not the console's
+
+
+async def test_watch_delivered_files_get_download_links(console, owner: AsyncClient, space: Workspace) -> None:
+    rt, events, _ = console
+    task = await start_task(rt.remote, space, "bot", "file")
+    conn = await rt.remote.connect(space.read_agents().get("bot"))
+    for _ in range(200):  # the agent finishes in its own thread: bounded, each check is a real round trip
+        if (await conn.get_task(task.id)).status.state == TaskState.TASK_STATE_COMPLETED:
+            break
+    record = await add_record(space, task, "bot", rt.clock, target="console", source="poll")
+    assert rt.registry is not None
+    await rt.registry.arm(space, record)
+    rt.registry.wake(record.watch_id)  # check now, not after the first poll nap
+    await events.until("delivered")
+
+    for name, html in (await _pages(owner, task.id)).items():
+        assert '<p class="msg">here is the report</p>' in html, name
+        assert f'href="/files/console/{REPORT}"' in html, name
+        assert "https://files.example/r.pdf" in html, name
+    got = await owner.get(f"/files/console/{REPORT}")
+    assert got.status_code == 200 and b"".join(got.streaming_content).startswith(b"%PDF")
+
+
+async def test_watch_delivered_question_is_answerable(console, owner: AsyncClient, space: Workspace) -> None:
+    rt, events, _ = console
+    task = await start_task(rt.remote, space, "bot", "ask")
+    conn = await rt.remote.connect(space.read_agents().get("bot"))
+    for _ in range(200):  # the agent asks in its own thread: bounded, each check is a real round trip
+        if (await conn.get_task(task.id)).status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
+            break
+    record = await add_record(space, task, "bot", rt.clock, target="console", source="poll")
+    assert rt.registry is not None
+    await rt.registry.arm(space, record)
+    rt.registry.wake(record.watch_id)
+    await events.until("delivered")
+
+    for name, html in (await _pages(owner, task.id)).items():
+        assert "Which colour?</" in html and 'class="msg">[A2A' not in html, name
+        assert f'name="task_id" value="{task.id}"' in html, name  # the answer form
+    r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "blue", "task_id": task.id})
+    assert "got answer: blue" in r.text
+
+
+def test_event_files_link_into_the_event_chat() -> None:
+    """The dashboard renders every chat's results with the console's `target`: a file link names the event's chat."""
+    ev = TaskEvent(
+        agent="bot",
+        task_id="t1",
+        target="other",
+        kind="result",
+        state="completed",
+        text="done",
+        data={"files": [REPORT], "links": [], "skipped": [{"name": "big.bin", "bytes": 2048}]},
+    )
+    html = render_to_string("web/_event.html", {"ev": ev, "target": {"id": "console"}, "open_ids": set()})
+    assert f'href="/files/other/{REPORT}"' in html and "Skipped (too big): big.bin" in html
