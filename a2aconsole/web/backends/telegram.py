@@ -2,19 +2,19 @@
 
 The bot token comes from the environment only (`TELEGRAM_BOT_TOKEN`, or the variable named by the
 target's `token_env` setting). It sits in the Bot API's URL path, so nothing here logs a URL or an
-exception text, and a filter on httpx's logger masks it should httpx log requests.
+exception text, and `core.client.MaskUrls` (on httpx's and httpcore's loggers) masks `/bot<token>/` in theirs.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import httpx
 
+from a2aconsole.core import client as _client  # noqa: F401  (installs the URL / bot-token log masking)
 from a2aconsole.core.clock import Clock, SystemClock
 from a2aconsole.core.pending import WatchRecord
 
@@ -27,20 +27,6 @@ log = logging.getLogger(__name__)
 
 LIMIT = 4096  # Telegram's maximum message length, in UTF-16 code units
 DEFAULT_API_BASE = "https://api.telegram.org"
-_TOKEN_IN_URL = re.compile(r"/bot[^/\s]+/")
-
-
-class _MaskBotToken(logging.Filter):
-    """Masks `/bot<token>/` in log records (httpx logs request URLs at INFO)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if "/bot" in message:
-            record.msg, record.args = _TOKEN_IN_URL.sub("/bot***/", message), None
-        return True
-
-
-logging.getLogger("httpx").addFilter(_MaskBotToken())
 
 
 def timestamp_header(clock: Clock) -> str:
