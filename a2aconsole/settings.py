@@ -60,13 +60,26 @@ def _database(data_dir: Path) -> dict:
         ) from None
 
 
+REDIS_SOCKET_TIMEOUT = 30.0  # seconds; well over channels_redis's 5 s blocking read
+
+
 def _channel_layer() -> dict:
     url = os.environ.get("REDIS_URL", "")
     if not url:
         return {"BACKEND": "channels.layers.InMemoryChannelLayer"}
     if not url.startswith(("redis://", "rediss://", "unix://")):
         raise ConfigError(f"REDIS_URL={url.split('@')[-1]!r}: expected a URL like redis://127.0.0.1:6379/0")
-    return {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [url]}}
+    # channels_redis blocks up to 5 s reading a channel (BZPOPMIN) and redis-py 8 gives up on any read after 5 s
+    # by default: an idle worker or WebSocket then dies with TimeoutError. Reads wait longer than the blocking
+    # read, dead peers are still noticed by keepalive and the health check.
+    host = {
+        "address": url,
+        "socket_timeout": REDIS_SOCKET_TIMEOUT,
+        "socket_connect_timeout": 5,
+        "socket_keepalive": True,
+        "health_check_interval": 30,
+    }
+    return {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [host]}}
 
 
 def _allowed_hosts() -> list[str]:
