@@ -57,10 +57,11 @@ class Command(BaseCommand):
         self.stdout.flush()
 
     def handle(self, *args: Any, host: str, port: int, **options: Any) -> None:
-        call_command("migrate", interactive=False, verbosity=0)
-        workspace = bootstrap.ensure_workspace_dir()
-        bootstrap.ensure_console_target()
-        setup_token = self._owner()
+        with bootstrap.start_lock():  # web processes started together take turns
+            call_command("migrate", interactive=False, verbosity=0)
+            workspace = bootstrap.ensure_workspace_dir()
+            bootstrap.ensure_console_target()
+            setup_token = self._owner()
         self.say(f"workspace: {workspace}")
         self.say(f"data folder: {settings.DATA_DIR}")
         self.say(describe_client(settings.A2A_CLIENT))
