@@ -59,6 +59,15 @@ def atomic_write(path: Path, data: bytes) -> None:
     fsync_dir(folder)
 
 
+def write_locked(path: Path, data: bytes) -> None:
+    """`atomic_write` by the holder of the file's lock. Temp files of `path` that a killed writer left are
+    swept first: holding the lock means no live writer owns one."""
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
+    atomic_write(path, data)
+
+
 def fsync_dir(folder: Path) -> None:
     """Make a rename or link in `folder` durable."""
     dir_fd = os.open(folder, os.O_RDONLY)

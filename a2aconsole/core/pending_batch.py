@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .errors import FileFormatError
-from .files import atomic_write
+from .files import write_locked
 from .pending import WatchRecord
 from .workspace import Workspace
 
@@ -165,7 +165,7 @@ class PendingBatcher:
     def _commit(
         self, ws: Workspace, records: list[WatchRecord], by_id: dict[str, WatchRecord], exact: bool, data: bytes
     ) -> None:
-        atomic_write(ws.pending_path, data)
+        write_locked(ws.pending_path, data)
         sig = _sig(ws.pending_path)
         if sig is not None:
             self._cache[ws] = (sig, records, by_id, exact)

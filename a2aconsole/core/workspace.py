@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .agents import AgentEntry, dump_agents, parse_agents, validate_entries
 from .errors import ConflictError, FileFormatError, ValidationError
-from .files import FileLock, atomic_write, lock_for, read_bytes, version_of
+from .files import FileLock, lock_for, read_bytes, version_of, write_locked
 from .pending import WatchRecord, dump_pending, parse_pending
 
 
@@ -103,15 +103,6 @@ class Workspace:
         entries, problems, parse_error = parse_agents(text, str(self.agents_path))
         return AgentsFile(self.agents_path, entries, problems, parse_error, version, text)
 
-    @staticmethod
-    def _write(path: Path, data: bytes) -> None:
-        """Atomic write, under the lock. Temp files of this file left by a killed writer are swept first:
-        holding the lock means no live writer owns one."""
-        for stale in path.parent.glob(f".{path.name}.*.tmp"):
-            with contextlib.suppress(FileNotFoundError):
-                stale.unlink()
-        atomic_write(path, data)
-
     def _check_version(self, path: Path, expected: str | None) -> None:
         data = read_bytes(path)
         current = version_of(data)
@@ -139,14 +130,14 @@ class Workspace:
         data = self._validated(entries)
         with self.lock.hold():
             self._check_version(self.agents_path, expected_version)
-            self._write(self.agents_path, data)
+            write_locked(self.agents_path, data)
         return version_of(data)
 
     async def asave_agents(self, entries: list[AgentEntry] | list[dict], expected_version: str | None) -> str:
         data = self._validated(entries)
         async with self.lock.ahold():
             self._check_version(self.agents_path, expected_version)
-            self._write(self.agents_path, data)
+            write_locked(self.agents_path, data)
         return version_of(data)
 
     def save_agents_text(self, text: str, expected_version: str | None) -> str:
@@ -154,7 +145,7 @@ class Workspace:
         data = self._validated_text(text)
         with self.lock.hold():
             self._check_version(self.agents_path, expected_version)
-            self._write(self.agents_path, data)
+            write_locked(self.agents_path, data)
         return version_of(data)
 
     # pending.json
@@ -178,7 +169,7 @@ class Workspace:
 
     def _commit(self, tx: PendingTx) -> None:
         if tx.changed:
-            self._write(self.pending_path, dump_pending(tx.records))
+            write_locked(self.pending_path, dump_pending(tx.records))
 
     @contextlib.asynccontextmanager
     async def pending_tx(self) -> AsyncIterator[PendingTx]:

@@ -120,16 +120,28 @@ async def test_failed_write_fails_its_changes_and_the_next_batch_starts_from_the
         tx.records.extend(rec(i) for i in range(5))
     batcher = PendingBatcher()
     await batcher.apply(workspace, lambda tx: tx.remove("w0"))  # texts and records now kept in memory
-    write = pending_batch.atomic_write
+    write = pending_batch.write_locked
 
     def fail_once(path, data):
-        monkeypatch.setattr(pending_batch, "atomic_write", write)
+        monkeypatch.setattr(pending_batch, "write_locked", write)
         raise OSError("disk full")
 
-    monkeypatch.setattr(pending_batch, "atomic_write", fail_once)
+    monkeypatch.setattr(pending_batch, "write_locked", fail_once)
     with pytest.raises(OSError):
         await batcher.apply(workspace, lambda tx: setattr(tx.find("w1"), "undelivered", "lost"))
     await batcher.apply(workspace, lambda tx: setattr(tx.find("w2"), "undelivered", "kept"))
     records = workspace.read_pending().records
     assert [(r.watch_id, r.undelivered) for r in records] == [("w1", None), ("w2", "kept"), ("w3", None), ("w4", None)]
     assert workspace.pending_path.read_bytes() == dump_pending(records)
+
+
+async def test_a_batched_write_sweeps_temp_files_a_killed_writer_left(workspace: Workspace) -> None:
+    async with workspace.pending_tx() as tx:
+        tx.records.append(rec(1))
+    # what a writer killed between its temp file and the rename leaves beside pending.json
+    stale = workspace.pending_path.parent / ".pending.json.k1ll3d.tmp"
+    stale.write_bytes(b'{"watches": [torn')
+    await PendingBatcher().apply(workspace, lambda tx: tx.remove("w1"))
+    assert not stale.exists()
+    assert sorted(p.name for p in workspace.a2a_dir.iterdir() if p.name.endswith(".tmp")) == []
+    assert workspace.read_pending().records == []
