@@ -76,10 +76,23 @@ def removed_notice(agent: str, task_id: str) -> str:
 class WatchState:
     """What the registry keeps per followed task: the record and a few small fields (benchmarked per watch)."""
 
-    __slots__ = ("checked_at", "deadline", "error", "record", "runner", "source", "state", "waker", "woken", "ws")
+    __slots__ = (
+        "checked_at",
+        "deadline",
+        "error",
+        "record",
+        "restored",
+        "runner",
+        "source",
+        "state",
+        "waker",
+        "woken",
+        "ws",
+    )
 
-    def __init__(self, record: WatchRecord, ws: Workspace, deadline: float) -> None:
+    def __init__(self, record: WatchRecord, ws: Workspace, deadline: float, *, restored: bool = False) -> None:
         self.record = record
+        self.restored = restored  # found in the file (start, rescan), not just handed over by a send that checked
         self.ws = ws
         self.deadline = deadline
         self.source = record.source
@@ -235,6 +248,12 @@ class Following:
         return WatchEnd("timeout", timeout_notice(w.record.agent, w.record.task_id, self.settings.watch_timeout))
 
     async def _poll_loop(self, w: WatchState) -> Task:
+        # A restored watch's task may have ended long ago (or while we were down): check once at once. Many
+        # restored at one start queue on the checks' semaphore, which spreads them out.
+        if w.restored:
+            task = await self._check(w)
+            if task is not None:
+                return task
         step = 0
         while True:
             await self._nap(w, POLL_BACKOFF[min(step, len(POLL_BACKOFF) - 1)])

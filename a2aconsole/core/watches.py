@@ -101,7 +101,7 @@ class WatchRegistry(Following):
                     kept.append((ws, rec))
                 else:
                     # no `watch.armed` event: the watch was announced when first armed, not at every start
-                    await self._arm(ws, rec, announce=False)
+                    await self._arm(ws, rec, announce=False, restored=True)
         if kept:
             self._spawn(self._deliver_all(kept))
 
@@ -221,7 +221,7 @@ class WatchRegistry(Following):
                 if rec.watch_id not in self._delivering and rec.watch_id not in self._retries:
                     kept.append((ws, rec))
             elif rec.watch_id not in self._watches:
-                await self._arm(ws, rec)
+                await self._arm(ws, rec, restored=True)
         if kept:
             self._spawn(self._deliver_all(kept))
 
@@ -283,7 +283,7 @@ class WatchRegistry(Following):
 
     # arming
 
-    async def _arm(self, ws: Workspace, record: WatchRecord, *, announce: bool = True) -> None:
+    async def _arm(self, ws: Workspace, record: WatchRecord, *, announce: bool = True, restored: bool = False) -> None:
         if self._stopped or record.watch_id in self._watches:
             return
         if record.undelivered is not None:
@@ -294,7 +294,7 @@ class WatchRegistry(Following):
             # A chat watches a task at most once: the newer record goes.
             await self._batch.apply(ws, lambda tx: tx.remove(record.watch_id))
             return
-        w = WatchState(record, ws, self._deadline(record))
+        w = WatchState(record, ws, self._deadline(record), restored=restored)
         self._watches[record.watch_id] = w
         self._by_task[key] = record.watch_id
         if announce:

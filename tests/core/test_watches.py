@@ -94,6 +94,29 @@ async def test_watch_poll_backs_off(make_agent, workspace, remote, clock, regist
     assert pending_ids(workspace) == [] and len(reg) == 0
 
 
+async def test_restored_poll_watch_checks_at_once_then_backs_off(
+    make_agent, workspace, remote, clock, registry_for
+) -> None:
+    """A task that ended while the worker was down is delivered at restore, not after the first 15 s nap (restarts
+    less than ~17 s apart never delivered a polled result); a running one then backs off as usual."""
+    agent = make_agent(streaming=False, push=False)
+    use_agent(workspace, agent)
+    done = await start_task(remote, workspace, "bot", "hello while we were down")
+    await eventually(lambda: len(agent.received) == 1, what="the agent to answer")
+    running = await start_task(remote, workspace, "bot", "hold p")
+    await add_record(workspace, done, "bot", clock)
+    await add_record(workspace, running, "bot", clock)
+    reg, delivery, _ = registry_for(workspace)
+
+    await reg.start([workspace])
+    [(_, text)] = await delivery.wait_for(1)
+    assert text.startswith(f'[A2A result from "bot", task {done.id} (completed)]')
+    await clock.until(lambda s: s == [15.0])  # the running one: checked once, then the first nap
+    assert agent.methods.count("GetTask") == 2
+    assert clock.sleeps == [15.0]
+    assert [r.task_id for r in workspace.read_pending().records] == [running.id]
+
+
 async def test_watch_subscribe_delivers_follow_up(make_agent, workspace, remote, clock, registry_for) -> None:
     agent = make_agent(push=False)
     use_agent(workspace, agent)
