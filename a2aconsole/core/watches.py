@@ -80,6 +80,7 @@ class WatchRegistry(Following):
         self._background: set[asyncio.Task[Any]] = set()
         self._retries: dict[str, asyncio.Task[None]] = {}
         self._delivering: set[str] = set()
+        self._away: set[Any] = set()  # roots of workspaces whose lease another worker took from this one
         self._stopped = False
 
     # lifecycle
@@ -207,6 +208,7 @@ class WatchRegistry(Following):
         if self._stopped:
             return
         ws = self._intern(workspace)
+        self._away.discard(ws.root)
         pf = ws.read_pending()
         if pf.parse_error:
             return
@@ -224,6 +226,18 @@ class WatchRegistry(Following):
                 await self._arm(ws, rec, restored=True)
         if kept:
             self._spawn(self._deliver_all(kept))
+
+    async def release_workspace(self, workspace: Workspace) -> int:
+        """Another worker now runs this workspace (it took the lease): stop following its watches and retrying
+        its deliveries. The records stay in pending.json for that worker. Returns how many watches stopped."""
+        ws = self._intern(workspace)
+        self._away.add(ws.root)
+        stopped = [w for w in self._watches.values() if w.ws == ws]
+        for w in stopped:
+            self._drop(w.record.watch_id)
+            if w.runner is not None:
+                w.runner.cancel()
+        return len(stopped)
 
     # flush
 
@@ -423,6 +437,8 @@ class WatchRegistry(Following):
         await self.clock.sleep(DELIVERY_RETRY[min(attempt - 1, len(DELIVERY_RETRY) - 1)])
         if self._retries.get(rid) is asyncio.current_task():
             del self._retries[rid]
+        if ws.root in self._away:  # the worker that took the workspace over delivers it
+            return
         rec = ws.read_pending().records
         kept = next((r for r in rec if r.watch_id == rid and r.undelivered is not None), None)
         if kept is not None:

@@ -7,8 +7,11 @@ without it (scale-out) writes watch records to the files and sends the worker a 
 channel layer, which is at-most-once: the worker acts on the files and also rescans them every minute.
 
 A worker runs only the workspaces whose lease it holds (`core.lease`): a second worker (or a second
-embedded `serve`) skips a workspace another process runs, hands its writes to the channel, and tries
-the lease again at every rescan, so it takes over within a minute when the holder stops.
+embedded `serve`) skips a workspace another process runs and hands its writes to the channel. With file leases
+(the embedded default) it tries the lease again at every rescan, so it takes over within a minute when the
+holder stops. With Redis leases (`REDIS_URL`) a heartbeat renews the leases every few seconds, a standby tries
+to take the others at each beat (a frozen or dead holder is replaced within about 20 s), and wake-ups go to the
+holder's own channel, so a push never waits on a worker that would drop it.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from a2aconsole.core.clock import Clock, SystemClock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.delivery import ResultDelivery
 from a2aconsole.core.events import EventSink
-from a2aconsole.core.lease import WorkerLeases
+from a2aconsole.core.lease import HEARTBEAT, RedisLeaseStore, WorkerLeases
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.tool import A2ATool
 from a2aconsole.core.watch_control import PendingFileWatches
@@ -53,12 +56,20 @@ def worker_mode() -> str:
 
 
 async def wake_worker(message: dict[str, Any]) -> None:
-    """Send the worker a wake-up (at most once; it only says "look at the files"). Never raises."""
+    """Send the worker a wake-up (at most once; it only says "look at the files"). Never raises.
+
+    A wake-up about a workspace goes to the channel of the worker holding its lease when the lease store names
+    it (Redis), else to the shared channel, where any worker may take it (and hands it to the holder)."""
     layer = get_channel_layer()
     if layer is None:
         return
     try:
-        await layer.send(WORKER_CHANNEL, message)
+        channel = WORKER_CHANNEL
+        if isinstance(message.get("workspace"), str) and message["workspace"]:
+            leases = get_runtime().leases
+            if leases.expires:
+                channel = await leases.holder_of(Workspace(message["workspace"])) or WORKER_CHANNEL
+        await layer.send(channel, message)
     except Exception as e:
         log.warning("waking the watch worker (%s) failed: %s", message.get("type"), type(e).__name__)
 
@@ -91,17 +102,17 @@ class LeasedWatches:
         self.leases = leases
         self.channel = ChannelWatches()
 
-    def _for(self, workspace: Workspace) -> WatchRegistry | ChannelWatches:
-        return self.registry if self.leases.acquire(workspace) else self.channel
+    async def _for(self, workspace: Workspace) -> WatchRegistry | ChannelWatches:
+        return self.registry if await self.leases.acquire(workspace) else self.channel
 
     async def arm(self, workspace: Workspace, record: WatchRecord) -> None:
-        await self._for(workspace).arm(workspace, record)
+        await (await self._for(workspace)).arm(workspace, record)
 
     async def stop_watching(self, workspace: Workspace, target: str, agent: str, task_id: str) -> WatchRecord | None:
-        return await self._for(workspace).stop_watching(workspace, target, agent, task_id)
+        return await (await self._for(workspace)).stop_watching(workspace, target, agent, task_id)
 
     async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
-        await self._for(workspace).rearm(workspace, record)
+        await (await self._for(workspace)).rearm(workspace, record)
 
 
 @dataclass
@@ -116,6 +127,7 @@ class Runtime:
     registry: WatchRegistry | None = None
     leases: WorkerLeases = field(default_factory=WorkerLeases)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    _known: list[Workspace] = field(default_factory=list)  # the workspaces to run, as of the last rescan
 
     def request_flush(self, target: str) -> None:
         """The target's session started (a tab opened its chat, its host called): deliver its kept results."""
@@ -128,7 +140,7 @@ class Runtime:
     def _runs_target(self, target: str) -> bool:
         """True when this worker holds the lease of the target's workspace (or it has none: nothing to run)."""
         ws = self.delivery.workspace_for(target)
-        return ws is None or self.leases.acquire(ws)
+        return ws is None or self.leases.holds(ws)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
@@ -141,16 +153,63 @@ class Runtime:
         if self.registry is None:
             self.registry = WatchRegistry(self.remote, self.settings, self.delivery, self.clock, self.events)
             self.tool.watches = LeasedWatches(self.registry, self.leases)
-            await self.registry.start(self.leases.acquire_all(workspaces))
+            self._known = list(workspaces)
+            await self.registry.start(await self.leases.acquire_all(workspaces))
             self._spawn(self._rescan_forever())
+            if self.leases.expires:
+                self._spawn(self._keep_leases_forever())
+                self._spawn(self._listen_for_wakeups())
         return self.registry
+
+    async def _keep_leases_forever(self) -> None:
+        """The heartbeat: renew the leases held, stop following the workspaces lost, take over the free ones."""
+        while self.registry is not None and not self.registry.stopped:
+            await self.clock.sleep(HEARTBEAT)
+            try:
+                await self.keep_leases()
+            except Exception:
+                log.exception("keeping the worker leases failed; trying again at the next beat")
+
+    async def keep_leases(self) -> None:
+        """One beat of the heartbeat."""
+        if self.registry is None:
+            return
+        for ws in await self.leases.renew():
+            n = await self.registry.release_workspace(ws)
+            log.warning("watch worker: another worker took the lease of %s; stopped following %d watch(es)", ws.root, n)
+        for ws in self._known:
+            if not self.leases.holds(ws) and await self.leases.acquire(ws):
+                log.info("watch worker: took the lease of %s; restoring its watches", ws.root)
+                await self.registry.rescan(ws)
+
+    async def _listen_for_wakeups(self) -> None:
+        """Wake-ups sent to this worker's own channel (the holder's, named in its leases)."""
+        from a2aconsole.web.worker import dispatch
+
+        layer = get_channel_layer()
+        if layer is None:
+            return
+        while self.registry is not None and not self.registry.stopped:
+            try:
+                message = await layer.receive(self.leases.holder)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                log.warning("watch worker: receiving wake-ups failed (%s); retrying", type(e).__name__)
+                await self.clock.sleep(1.0)
+                continue
+            try:
+                await dispatch(message, self)
+            except Exception:
+                log.exception("watch worker: a wake-up failed")
 
     async def _rescan_forever(self) -> None:
         """Records a missed wake-up announced (or the CLI wrote) are found here; so are new chat targets."""
         while self.registry is not None and not self.registry.stopped:
             await self.clock.sleep(RESCAN_SECONDS)
             try:
-                await self.rescan(await database_sync_to_async(enabled_workspaces)())
+                self._known = await database_sync_to_async(enabled_workspaces)()
+                await self.rescan(self._known)
             except Exception:
                 log.exception("rescanning the watch files failed; trying again in a minute")
 
@@ -159,14 +218,14 @@ class Runtime:
         for ws in workspaces:
             if self.registry is None or self.registry.stopped:
                 return
-            if self.leases.acquire(ws):
+            if await self.leases.acquire(ws):
                 await self.registry.rescan(ws)
 
     async def aclose(self) -> None:
         """Stop the registry (records stay), give the leases back and close the shared client."""
         if self.registry is not None:
             await self.registry.stop()
-        self.leases.release_all()
+        await self.leases.aclose()
         for t in list(self._tasks):
             t.cancel()
         for t in list(self._tasks):
@@ -212,7 +271,9 @@ def build_runtime(
     delivery = delivery or TargetDelivery()
     events = events or ChannelsBroadcast()
     tool = A2ATool(remote, cs, delivery.workspace_for, _hops_for, ChannelWatches(), events, clock)
-    return Runtime(http, remote, cs, delivery, events, clock, tool)
+    redis_url = os.environ.get("REDIS_URL", "")
+    store = RedisLeaseStore(redis_url) if redis_url else None  # several processes: leases that expire
+    return Runtime(http, remote, cs, delivery, events, clock, tool, leases=WorkerLeases(store, clock=clock))
 
 
 _runtimes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Runtime] = weakref.WeakKeyDictionary()

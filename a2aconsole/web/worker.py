@@ -6,78 +6,101 @@ registry, restoring every enabled workspace, before it listens; it also rescans 
 
 Messages: `watch.arm` / `watch.stop` {workspace} (re-read that pending.json), `watch.push` {workspace,
 watch_id} (a push the web process verified), `watch.rescan` {workspace?}, `target.flush` {target}.
-A message about a workspace whose lease another worker holds is dropped here: that worker finds the
-change at its own rescan (within a minute), which the at-most-once channel requires anyway.
+They arrive on the shared channel or, with Redis leases, on the lease holder's own channel (`dispatch`). A
+message about a workspace whose lease another worker holds is handed to that worker's channel once; with no
+holder to name (file leases) it is dropped, and the holder finds the change at its own rescan.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from channels.consumer import AsyncConsumer
 from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
 
-from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.runtime import Runtime, enabled_workspaces, start_worker
 
 log = logging.getLogger(__name__)
 
 
-class WatchWorker(AsyncConsumer):
-    """One handler per message type; a malformed message is logged and dropped, never fatal."""
-
-    async def _registry(self) -> WatchRegistry | None:
-        rt = await start_worker()
-        return rt.registry if rt is not None else None
-
-    async def _workspace(self, message: dict[str, Any]) -> Workspace | None:
-        """The message's workspace, if it is one this console knows (the channel layer is not trusted more)
-        and this worker holds its lease."""
-        path = message.get("workspace")
-        if not isinstance(path, str) or not path:
-            return None
-        ws = Workspace(path)
-        known = await database_sync_to_async(enabled_workspaces)()
-        if ws not in known:
-            log.warning("watch worker: ignoring a message about an unknown workspace")
-            return None
-        rt = await start_worker()
-        if rt is None or not rt.leases.acquire(ws):
-            return None
+async def _workspace(rt: Runtime, message: dict[str, Any]) -> Workspace | None:
+    """The message's workspace, if it is one this console knows (the channel layer is not trusted more) and
+    this worker holds its lease; else the message goes to the holder (once) and None."""
+    path = message.get("workspace")
+    if not isinstance(path, str) or not path:
+        return None
+    ws = Workspace(path)
+    known = await database_sync_to_async(enabled_workspaces)()
+    if ws not in known:
+        log.warning("watch worker: ignoring a message about an unknown workspace")
+        return None
+    if await rt.leases.acquire(ws):
         return ws
+    holder = await rt.leases.holder_of(ws)
+    layer = get_channel_layer()
+    if holder and holder != rt.leases.holder and not message.get("forwarded") and layer is not None:
+        await layer.send(holder, {**message, "forwarded": True})
+    return None
+
+
+async def watch_arm(rt: Runtime, message: dict[str, Any]) -> None:
+    ws = await _workspace(rt, message)
+    if rt.registry is not None and ws is not None:
+        await rt.registry.rescan(ws)
+
+
+async def watch_rescan(rt: Runtime, message: dict[str, Any]) -> None:
+    if message.get("workspace"):
+        ws = await _workspace(rt, message)
+        await rt.rescan([ws] if ws is not None else [])
+    else:
+        await rt.rescan(await database_sync_to_async(enabled_workspaces)())
+
+
+async def watch_push(rt: Runtime, message: dict[str, Any]) -> None:
+    ws = await _workspace(rt, message)
+    watch_id = message.get("watch_id")
+    if rt.registry is None or ws is None or not isinstance(watch_id, str):
+        return
+    if watch_id not in rt.registry:
+        await rt.registry.rescan(ws)
+    rt.registry.wake(watch_id)
+
+
+async def target_flush(rt: Runtime, message: dict[str, Any]) -> None:
+    target = message.get("target")
+    if rt.registry is not None and isinstance(target, str) and target:
+        rt.request_flush(target)  # only for a target whose workspace this worker holds
+
+
+HANDLERS: dict[str, Callable[[Runtime, dict[str, Any]], Awaitable[None]]] = {
+    "watch.arm": watch_arm,
+    "watch.stop": watch_arm,
+    "watch.rescan": watch_rescan,
+    "watch.push": watch_push,
+    "target.flush": target_flush,
+}
+
+
+async def dispatch(message: dict[str, Any], rt: Runtime | None = None) -> None:
+    """Handle one wake-up in a worker (this loop's, unless given); an unknown message is logged and dropped."""
+    handler = HANDLERS.get(str(message.get("type")))
+    if handler is None:
+        log.warning("watch worker: ignoring a message of unknown type")
+        return
+    rt = rt or await start_worker()
+    if rt is not None:
+        await handler(rt, message)
+
+
+class WatchWorker(AsyncConsumer):
+    """The shared `a2a-watches` channel's consumer: every message type goes to `dispatch`."""
 
     async def watch_arm(self, message: dict[str, Any]) -> None:
-        registry = await self._registry()
-        ws = await self._workspace(message)
-        if registry is not None and ws is not None:
-            await registry.rescan(ws)
+        await dispatch(message)
 
-    watch_stop = watch_arm
-
-    async def watch_rescan(self, message: dict[str, Any]) -> None:
-        rt: Runtime | None = await start_worker()
-        if rt is None:
-            return
-        if message.get("workspace"):
-            ws = await self._workspace(message)
-            await rt.rescan([ws] if ws is not None else [])
-        else:
-            await rt.rescan(await database_sync_to_async(enabled_workspaces)())
-
-    async def watch_push(self, message: dict[str, Any]) -> None:
-        registry = await self._registry()
-        ws = await self._workspace(message)
-        watch_id = message.get("watch_id")
-        if registry is None or ws is None or not isinstance(watch_id, str):
-            return
-        if watch_id not in registry:
-            await registry.rescan(ws)
-        registry.wake(watch_id)
-
-    async def target_flush(self, message: dict[str, Any]) -> None:
-        rt = await start_worker()
-        target = message.get("target")
-        if rt is not None and rt.registry is not None and isinstance(target, str) and target:
-            rt.request_flush(target)  # only for a target whose workspace this worker holds
+    watch_stop = watch_rescan = watch_push = target_flush = watch_arm

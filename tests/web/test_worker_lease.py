@@ -14,13 +14,13 @@ from tests.support.watching import add_record, eventually, start_task
 from tests.support.worker_env import ROOT, console_watch, inbox_texts, migrate, start_worker, worker_env
 
 HOLDER = """
-import sys
+import asyncio, sys
 from a2aconsole.core.lease import WorkerLeases
 from a2aconsole.core.workspace import Workspace
 leases = WorkerLeases()
-print("held" if leases.acquire(Workspace(sys.argv[1])) else "refused", flush=True)
+print("held" if asyncio.run(leases.acquire(Workspace(sys.argv[1]))) else "refused", flush=True)
 sys.stdin.read()
-leases.release_all()
+asyncio.run(leases.release_all())
 print("released", flush=True)
 """
 
@@ -38,31 +38,31 @@ def _holder(ws: Workspace) -> subprocess.Popen[str]:
     return p
 
 
-def test_lease_excludes_other_processes_until_released_or_killed(tmp_path) -> None:
+async def test_lease_excludes_other_processes_until_released_or_killed(tmp_path) -> None:
     ws = Workspace(tmp_path / "ws")
     mine = WorkerLeases()
     with _holder(ws) as holder:
-        assert not mine.acquire(ws) and len(mine) == 0  # held by another process: skipped, not waited for
+        assert not await mine.acquire(ws) and len(mine) == 0  # held by another process: skipped, not waited for
         holder.communicate("", timeout=30)  # it releases at stop
-        assert mine.acquire(ws) and mine.holds(ws)
+        assert await mine.acquire(ws) and mine.holds(ws)
         again = WorkerLeases()
-        assert again.acquire(ws)  # one process: its runtimes share the lease
-    mine.release_all()
-    mine.release_all()  # idempotent
-    again.release_all()
+        assert await again.acquire(ws)  # one process: its runtimes share the lease
+    await mine.release_all()
+    await mine.release_all()  # idempotent
+    await again.release_all()
 
     with _holder(ws) as crashed:
         crashed.send_signal(signal.SIGKILL)  # a crashed worker never strands its workspaces
         crashed.wait(timeout=10)
     other = WorkerLeases()
-    assert other.acquire(ws)
+    assert await other.acquire(ws)
     assert lease_path(ws) == ws.root / ".volcanic" / "a2a" / ".worker.lock"
-    other.release_all()
+    await other.release_all()
 
 
-def test_lease_on_an_unusable_workspace_is_refused(tmp_path) -> None:
+async def test_lease_on_an_unusable_workspace_is_refused(tmp_path) -> None:
     (tmp_path / "file").write_text("not a folder")
-    assert WorkerLeases().acquire_all([Workspace(tmp_path / "file")]) == []
+    assert await WorkerLeases().acquire_all([Workspace(tmp_path / "file")]) == []
 
 
 async def test_two_worker_processes_follow_a_watch_once(make_agent, workspace, remote, tmp_path) -> None:
