@@ -9,6 +9,7 @@ from pathlib import Path
 
 import dj_database_url
 
+from a2aconsole import data_folder
 from a2aconsole.core.config import ClientSettings, load_client_settings, parse_bool
 from a2aconsole.core.errors import ConfigError
 from a2aconsole.core.files import atomic_write, lock_for, read_bytes
@@ -28,7 +29,6 @@ def _secret_key(data_dir: Path) -> str:
     try:
         if key := stored():
             return key
-        data_dir.mkdir(parents=True, exist_ok=True)
         with lock_for(data_dir / ".secret_key.lock").hold():  # two first starts at once agree on one key
             if key := stored():
                 return key
@@ -36,6 +36,16 @@ def _secret_key(data_dir: Path) -> str:
             atomic_write(path, key.encode())  # the temp file is created 0600, so the key is never readable by others
             path.chmod(0o600)
             return key
+    except OSError as e:
+        raise ConfigError(
+            f"A2ACONSOLE_DATA={str(data_dir)!r}: expected a writable folder for the data files ({e.strerror})"
+        ) from None
+
+
+def _private_data_dir(data_dir: Path) -> bool:
+    """Create the data folder 0700 (or tighten it and its files); False when it is not ours to tighten."""
+    try:
+        return data_folder.make_private(data_dir)
     except OSError as e:
         raise ConfigError(
             f"A2ACONSOLE_DATA={str(data_dir)!r}: expected a writable folder for the data files ({e.strerror})"
@@ -92,6 +102,7 @@ try:
     DATA_DIR = Path(os.environ.get("A2ACONSOLE_DATA") or BASE_DIR / "data").resolve()
     if DATA_DIR.exists() and not DATA_DIR.is_dir():
         raise ConfigError(f"A2ACONSOLE_DATA={str(DATA_DIR)!r}: expected a folder, found a file")
+    DATA_DIR_PRIVATE = _private_data_dir(DATA_DIR)
     WORKSPACE_DIR = Path(os.environ.get("A2ACONSOLE_WORKSPACE") or BASE_DIR / "workspace").resolve()
     if WORKSPACE_DIR.exists() and not WORKSPACE_DIR.is_dir():
         raise ConfigError(f"A2ACONSOLE_WORKSPACE={str(WORKSPACE_DIR)!r}: expected a folder, found a file")
