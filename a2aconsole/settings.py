@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 import sys
@@ -13,6 +14,7 @@ from a2aconsole import data_folder
 from a2aconsole.core.config import ClientSettings, load_client_settings, parse_bool
 from a2aconsole.core.errors import ConfigError
 from a2aconsole.core.files import atomic_write, lock_for, read_bytes
+from a2aconsole.public_site import PublicSite, load_public_site
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -79,13 +81,16 @@ def _channel_layer() -> dict:
     return {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [url]}}
 
 
-def _allowed_hosts() -> list[str]:
+def _allowed_hosts(public: PublicSite) -> list[str]:
+    """ALLOWED_HOSTS, plus the public URL's host."""
     raw = os.environ.get("ALLOWED_HOSTS") or "127.0.0.1,localhost,[::1]"
     hosts = [h.strip() for h in raw.split(",") if h.strip()]
     if not hosts or any(" " in h or "/" in h for h in hosts):  # e.g. ",,"
         raise ConfigError(
             f"ALLOWED_HOSTS={raw!r}: expected host names separated by commas, e.g. console.example,127.0.0.1"
         )
+    if public.host and public.host not in hosts:
+        hosts.append(public.host)
     return hosts
 
 
@@ -106,10 +111,13 @@ try:
     WORKSPACE_DIR = Path(os.environ.get("A2ACONSOLE_WORKSPACE") or BASE_DIR / "workspace").resolve()
     if WORKSPACE_DIR.exists() and not WORKSPACE_DIR.is_dir():
         raise ConfigError(f"A2ACONSOLE_WORKSPACE={str(WORKSPACE_DIR)!r}: expected a folder, found a file")
+    PUBLIC_SITE = load_public_site(os.environ)
     A2A_CLIENT: ClientSettings = load_client_settings(os.environ)
+    if A2A_CLIENT.push_base_url is None and PUBLIC_SITE.url:  # the push base defaults to the public URL
+        A2A_CLIENT = dataclasses.replace(A2A_CLIENT, push_base_url=PUBLIC_SITE.url)
     DATABASES = {"default": _database(DATA_DIR)}
     CHANNEL_LAYERS = {"default": _channel_layer()}
-    ALLOWED_HOSTS = _allowed_hosts()
+    ALLOWED_HOSTS = _allowed_hosts(PUBLIC_SITE)
     SECRET_KEY = _secret_key(DATA_DIR)
     A2A_WATCH_WORKER = _watch_worker()
     DEBUG = parse_bool("A2ACONSOLE_DEBUG", os.environ.get("A2ACONSOLE_DEBUG") or "false")
@@ -118,6 +126,15 @@ except ConfigError as _e:
     raise SystemExit(2) from None
 
 OWNER_PASSWORD = os.environ.get("A2ACONSOLE_OWNER_PASSWORD") or None
+PUBLIC_URL = PUBLIC_SITE.url
+
+# Behind HTTPS (a2aconsole.public_site): CSRF_TRUSTED_ORIGINS, SESSION_/CSRF_COOKIE_SECURE, SECURE_PROXY_SSL_HEADER,
+# SECURE_SSL_REDIRECT (+ _EXEMPT), SECURE_HSTS_SECONDS / _INCLUDE_SUBDOMAINS / _PRELOAD, and axes' client address.
+globals().update(PUBLIC_SITE.django_settings(A2A_CLIENT.push_base_url))
+# `check --deploy` asks for the HSTS preload flag. It stays off unless A2ACONSOLE_HSTS_PRELOAD=true: with it in the
+# header anyone may submit the domain, and every name under it, to the browsers' preload lists, which is the
+# domain owner's decision and slow to undo.
+SILENCED_SYSTEM_CHECKS = [] if PUBLIC_SITE.hsts_preload else ["security.W021"]
 
 INSTALLED_APPS = [
     "daphne",

@@ -46,6 +46,11 @@ def describe_data_folder(folder: Path) -> str:
     )
 
 
+def setup_link(served_url: str, token: str) -> str:
+    """The one-time link, on the public URL when there is one (behind a proxy the bound address may not work)."""
+    return f"{settings.PUBLIC_URL or served_url}/setup/{token}/"
+
+
 def _endpoint(host: str, port: int) -> str:
     return f"tcp:port={port}:interface={host.replace(':', chr(92) + ':')}"
 
@@ -111,7 +116,7 @@ class Command(BaseCommand):
             url = _url(host, bound_port)
             self.say(f"a2aconsole is serving on {url}/ (Ctrl-C stops it)")
             if setup_token:
-                self.say(f"first run: open {url}/setup/{setup_token}/ to create the owner account (works once)")
+                self.say(f"first run: open {setup_link(url, setup_token)} to create the owner account (works once)")
             loop = asyncio.get_event_loop()
             started["task"] = loop.create_task(background.start())
             started["task"].add_done_callback(_report_start)
