@@ -6,12 +6,19 @@ import dataclasses
 import os
 import secrets
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 
 from a2aconsole import data_folder
-from a2aconsole.core.config import ClientSettings, load_client_settings, parse_bool
+from a2aconsole.core.config import (
+    ClientSettings,
+    load_client_settings,
+    parse_bool,
+    parse_positive_number,
+    parse_timespan,
+)
 from a2aconsole.core.errors import ConfigError
 from a2aconsole.core.files import atomic_write, lock_for, read_bytes
 from a2aconsole.public_site import PublicSite, load_public_site
@@ -103,6 +110,16 @@ def _watch_worker() -> str:
     return mode
 
 
+def _login_throttle() -> tuple[int, timedelta]:
+    """How many wrong passwords for one user from one address lock that pair out, and for how long."""
+    limit = os.environ.get("A2ACONSOLE_LOGIN_FAILURE_LIMIT") or "5"
+    cooloff = os.environ.get("A2ACONSOLE_LOGIN_COOLOFF") or "00:15:00"
+    return (
+        int(parse_positive_number("A2ACONSOLE_LOGIN_FAILURE_LIMIT", limit, integer=True)),
+        timedelta(seconds=parse_timespan("A2ACONSOLE_LOGIN_COOLOFF", cooloff)),
+    )
+
+
 try:
     DATA_DIR = Path(os.environ.get("A2ACONSOLE_DATA") or BASE_DIR / "data").resolve()
     if DATA_DIR.exists() and not DATA_DIR.is_dir():
@@ -120,6 +137,7 @@ try:
     ALLOWED_HOSTS = _allowed_hosts(PUBLIC_SITE)
     SECRET_KEY = _secret_key(DATA_DIR)
     A2A_WATCH_WORKER = _watch_worker()
+    AXES_FAILURE_LIMIT, AXES_COOLOFF_TIME = _login_throttle()
     DEBUG = parse_bool("A2ACONSOLE_DEBUG", os.environ.get("A2ACONSOLE_DEBUG") or "false")
 except ConfigError as _e:
     sys.stderr.write(f"a2aconsole: configuration error: {_e}\n")
@@ -140,6 +158,7 @@ INSTALLED_APPS = [
     "daphne",
     "a2aconsole.web",  # before channels: its runworker restores the watches at start
     "django.contrib.auth",
+    "axes",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
@@ -160,6 +179,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a locked-out login into the lockout page
 ]
 
 ROOT_URLCONF = "a2aconsole.urls"
@@ -185,6 +205,20 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+
+# Login throttling (django-axes): A2ACONSOLE_LOGIN_FAILURE_LIMIT wrong passwords for one user from one address lock
+# that pair out for A2ACONSOLE_LOGIN_COOLOFF, counted from the last failure; other addresses and users are not
+# locked, and `manage.py axes_reset` unlocks everyone. The client address is the peer's, or the proxy's
+# X-Forwarded-For with A2ACONSOLE_TRUST_PROXY (AXES_IPWARE_* come from a2aconsole.public_site).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # refuses a locked-out pair before the password is checked
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True  # a good password clears that pair's failures
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # tries while locked (even right ones) do not extend it
+AXES_LOCKOUT_CALLABLE = "a2aconsole.web.views.auth.locked_out"
+AXES_ENABLE_ADMIN = False  # no admin site
 
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
