@@ -51,10 +51,10 @@ def _secret_key(data_dir: Path) -> str:
         ) from None
 
 
-def _private_data_dir(data_dir: Path) -> bool:
-    """Create the data folder 0700 (or tighten it and its files); False when it is not ours to tighten."""
+def _private_data_dir(data_dir: Path) -> None:
+    """Create the data folder 0700, or tighten it and its files (`serve` warns when they are not ours to tighten)."""
     try:
-        return data_folder.make_private(data_dir)
+        data_folder.make_private(data_dir)
     except OSError as e:
         raise ConfigError(
             f"A2ACONSOLE_DATA={str(data_dir)!r}: expected a writable folder for the data files ({e.strerror})"
@@ -124,7 +124,7 @@ try:
     DATA_DIR = Path(os.environ.get("A2ACONSOLE_DATA") or BASE_DIR / "data").resolve()
     if DATA_DIR.exists() and not DATA_DIR.is_dir():
         raise ConfigError(f"A2ACONSOLE_DATA={str(DATA_DIR)!r}: expected a folder, found a file")
-    DATA_DIR_PRIVATE = _private_data_dir(DATA_DIR)
+    _private_data_dir(DATA_DIR)
     WORKSPACE_DIR = Path(os.environ.get("A2ACONSOLE_WORKSPACE") or BASE_DIR / "workspace").resolve()
     if WORKSPACE_DIR.exists() and not WORKSPACE_DIR.is_dir():
         raise ConfigError(f"A2ACONSOLE_WORKSPACE={str(WORKSPACE_DIR)!r}: expected a folder, found a file")

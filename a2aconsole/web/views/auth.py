@@ -42,15 +42,8 @@ def locked_out(request: HttpRequest, *_: object) -> HttpResponse:
     """
     seconds = int(settings.AXES_COOLOFF_TIME.total_seconds())
     form = AuthenticationForm(request, initial={"username": request.POST.get("username", "")})
-    locked = (
-        f"Too many failed log-ins for this account from your address: log-ins are refused for"
-        f" {_duration(seconds)} after the last failure. Wait, or unlock it on the server with"
-        " `python manage.py axes_reset`."
-    )
-    next_url = request.POST.get("next", "")
-    response = render(
-        request, "registration/login.html", {"form": form, "locked": locked, "next": next_url}, status=429
-    )
+    context = {"form": form, "locked_for": _duration(seconds), "next": request.POST.get("next", "")}
+    response = render(request, "registration/login.html", context, status=429)
     response["Retry-After"] = str(seconds)
     return response
 
