@@ -3,6 +3,8 @@
 #   docker run -p 8000:8000 -v a2a-workspace:/workspace -v a2a-data:/data \
 #     -e ALLOWED_HOSTS=console.example,localhost a2aconsole
 # ALLOWED_HOSTS must list the host names browsers use (the image allows only localhost and 127.0.0.1).
+# Behind an HTTPS proxy set -e A2ACONSOLE_PUBLIC_URL=https://console.example -e A2ACONSOLE_TRUST_PROXY=true
+# instead, and publish the port on 127.0.0.1 only (README: "Behind HTTPS").
 # The first start prints a one-time set-up link in the log (or set A2ACONSOLE_OWNER_PASSWORD).
 # Bind-mounted folders must be writable by uid 10001; named volumes get the right owner from the image.
 FROM python:3.11-slim

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 
-from a2aconsole.core.config import ClientSettings, load_client_settings, parse_bool
+from a2aconsole import data_folder
+from a2aconsole.core.config import (
+    ClientSettings,
+    load_client_settings,
+    parse_bool,
+    parse_positive_number,
+    parse_timespan,
+)
 from a2aconsole.core.errors import ConfigError
 from a2aconsole.core.files import atomic_write, lock_for, read_bytes
+from a2aconsole.public_site import PublicSite, load_public_site
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -28,7 +38,6 @@ def _secret_key(data_dir: Path) -> str:
     try:
         if key := stored():
             return key
-        data_dir.mkdir(parents=True, exist_ok=True)
         with lock_for(data_dir / ".secret_key.lock").hold():  # two first starts at once agree on one key
             if key := stored():
                 return key
@@ -36,6 +45,16 @@ def _secret_key(data_dir: Path) -> str:
             atomic_write(path, key.encode())  # the temp file is created 0600, so the key is never readable by others
             path.chmod(0o600)
             return key
+    except OSError as e:
+        raise ConfigError(
+            f"A2ACONSOLE_DATA={str(data_dir)!r}: expected a writable folder for the data files ({e.strerror})"
+        ) from None
+
+
+def _private_data_dir(data_dir: Path) -> None:
+    """Create the data folder 0700, or tighten it and its files (`serve` warns when they are not ours to tighten)."""
+    try:
+        data_folder.make_private(data_dir)
     except OSError as e:
         raise ConfigError(
             f"A2ACONSOLE_DATA={str(data_dir)!r}: expected a writable folder for the data files ({e.strerror})"
@@ -82,13 +101,16 @@ def _channel_layer() -> dict:
     return {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [host]}}
 
 
-def _allowed_hosts() -> list[str]:
+def _allowed_hosts(public: PublicSite) -> list[str]:
+    """ALLOWED_HOSTS, plus the public URL's host."""
     raw = os.environ.get("ALLOWED_HOSTS") or "127.0.0.1,localhost,[::1]"
     hosts = [h.strip() for h in raw.split(",") if h.strip()]
     if not hosts or any(" " in h or "/" in h for h in hosts):  # e.g. ",,"
         raise ConfigError(
             f"ALLOWED_HOSTS={raw!r}: expected host names separated by commas, e.g. console.example,127.0.0.1"
         )
+    if public.host and public.host not in hosts:
+        hosts.append(public.host)
     return hosts
 
 
@@ -101,30 +123,55 @@ def _watch_worker() -> str:
     return mode
 
 
+def _login_throttle() -> tuple[int, timedelta]:
+    """How many wrong passwords for one user from one address lock that pair out, and for how long."""
+    limit = os.environ.get("A2ACONSOLE_LOGIN_FAILURE_LIMIT") or "5"
+    cooloff = os.environ.get("A2ACONSOLE_LOGIN_COOLOFF") or "00:15:00"
+    return (
+        int(parse_positive_number("A2ACONSOLE_LOGIN_FAILURE_LIMIT", limit, integer=True)),
+        timedelta(seconds=parse_timespan("A2ACONSOLE_LOGIN_COOLOFF", cooloff)),
+    )
+
+
 try:
     DATA_DIR = Path(os.environ.get("A2ACONSOLE_DATA") or BASE_DIR / "data").resolve()
     if DATA_DIR.exists() and not DATA_DIR.is_dir():
         raise ConfigError(f"A2ACONSOLE_DATA={str(DATA_DIR)!r}: expected a folder, found a file")
+    _private_data_dir(DATA_DIR)
     WORKSPACE_DIR = Path(os.environ.get("A2ACONSOLE_WORKSPACE") or BASE_DIR / "workspace").resolve()
     if WORKSPACE_DIR.exists() and not WORKSPACE_DIR.is_dir():
         raise ConfigError(f"A2ACONSOLE_WORKSPACE={str(WORKSPACE_DIR)!r}: expected a folder, found a file")
+    PUBLIC_SITE = load_public_site(os.environ)
     A2A_CLIENT: ClientSettings = load_client_settings(os.environ)
+    if A2A_CLIENT.push_base_url is None and PUBLIC_SITE.url:  # the push base defaults to the public URL
+        A2A_CLIENT = dataclasses.replace(A2A_CLIENT, push_base_url=PUBLIC_SITE.url)
     DATABASES = {"default": _database(DATA_DIR)}
     CHANNEL_LAYERS = {"default": _channel_layer()}
-    ALLOWED_HOSTS = _allowed_hosts()
+    ALLOWED_HOSTS = _allowed_hosts(PUBLIC_SITE)
     SECRET_KEY = _secret_key(DATA_DIR)
     A2A_WATCH_WORKER = _watch_worker()
+    AXES_FAILURE_LIMIT, AXES_COOLOFF_TIME = _login_throttle()
     DEBUG = parse_bool("A2ACONSOLE_DEBUG", os.environ.get("A2ACONSOLE_DEBUG") or "false")
 except ConfigError as _e:
     sys.stderr.write(f"a2aconsole: configuration error: {_e}\n")
     raise SystemExit(2) from None
 
 OWNER_PASSWORD = os.environ.get("A2ACONSOLE_OWNER_PASSWORD") or None
+PUBLIC_URL = PUBLIC_SITE.url
+
+# Behind HTTPS (a2aconsole.public_site): CSRF_TRUSTED_ORIGINS, SESSION_/CSRF_COOKIE_SECURE, SECURE_PROXY_SSL_HEADER,
+# SECURE_SSL_REDIRECT (+ _EXEMPT), SECURE_HSTS_SECONDS / _INCLUDE_SUBDOMAINS / _PRELOAD, and axes' client address.
+globals().update(PUBLIC_SITE.django_settings(A2A_CLIENT.push_base_url))
+# `check --deploy` asks for the HSTS preload flag. It stays off unless A2ACONSOLE_HSTS_PRELOAD=true: with it in the
+# header anyone may submit the domain, and every name under it, to the browsers' preload lists, which is the
+# domain owner's decision and slow to undo.
+SILENCED_SYSTEM_CHECKS = [] if PUBLIC_SITE.hsts_preload else ["security.W021"]
 
 INSTALLED_APPS = [
     "daphne",
     "a2aconsole.web",  # before channels: its runworker restores the watches at start
     "django.contrib.auth",
+    "axes",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
@@ -145,6 +192,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a locked-out login into the lockout page
 ]
 
 ROOT_URLCONF = "a2aconsole.urls"
@@ -170,6 +218,20 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+
+# Login throttling (django-axes): A2ACONSOLE_LOGIN_FAILURE_LIMIT wrong passwords for one user from one address lock
+# that pair out for A2ACONSOLE_LOGIN_COOLOFF, counted from the last failure; other addresses and users are not
+# locked, and `manage.py axes_reset` unlocks everyone. The client address is the peer's, or the proxy's
+# X-Forwarded-For with A2ACONSOLE_TRUST_PROXY (AXES_IPWARE_* come from a2aconsole.public_site).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # refuses a locked-out pair before the password is checked
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True  # a good password clears that pair's failures
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # tries while locked (even right ones) do not extend it
+AXES_LOCKOUT_CALLABLE = "a2aconsole.web.views.auth.locked_out"
+AXES_ENABLE_ADMIN = False  # no admin site
 
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"

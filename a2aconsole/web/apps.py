@@ -5,3 +5,11 @@ class WebConfig(AppConfig):
     name = "a2aconsole.web"
     label = "web"
     verbose_name = "a2aconsole console"
+
+    def ready(self) -> None:
+        from django.db.backends.signals import connection_created
+
+        from a2aconsole.data_folder import private_sqlite_files
+
+        # SQLite creates its files 0644: each new connection makes them 0600 (see a2aconsole.data_folder)
+        connection_created.connect(private_sqlite_files, dispatch_uid="a2aconsole-private-sqlite-files")

@@ -9,9 +9,8 @@ from django.test import Client
 
 @pytest.mark.django_db
 def test_unknown_agent_page_is_a_friendly_404() -> None:
-    User.objects.create_superuser("owner", password="a long enough password")
     c = Client()
-    c.login(username="owner", password="a long enough password")
+    c.force_login(User.objects.create_superuser("owner", password="a long enough password"))
     r = c.get("/agent/no-such-agent/")
     assert r.status_code == 404
     body = r.content.decode()

@@ -30,6 +30,13 @@ BAD_VALUES = [
     ("A2ACONSOLE_DATA", "{file}", "expected a folder, found a file"),
     ("A2ACONSOLE_WATCH_WORKER", "separate", "expected embedded or external"),
     ("A2ACONSOLE_DEBUG", "verbose", "expected true or false"),
+    ("A2ACONSOLE_PUBLIC_URL", "console.example", "expected the console's origin, such as https://console.example"),
+    ("A2ACONSOLE_TRUST_PROXY", "maybe", "expected true or false"),
+    ("A2ACONSOLE_SSL_REDIRECT", "true", "expected false unless A2ACONSOLE_PUBLIC_URL is https"),
+    ("A2ACONSOLE_HSTS_SECONDS", "a year", "expected a whole number of seconds (0 or more)"),
+    ("A2ACONSOLE_HSTS_PRELOAD", "perhaps", "expected true or false"),
+    ("A2ACONSOLE_LOGIN_FAILURE_LIMIT", "five", "expected a whole number greater than 0"),
+    ("A2ACONSOLE_LOGIN_COOLOFF", "15 minutes", "expected a duration like 1.00:00:00 (d.hh:mm:ss) or seconds > 0"),
 ]
 
 

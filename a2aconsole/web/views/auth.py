@@ -1,10 +1,11 @@
-"""Logging in and out, and the first-run page that creates the owner account from a one-time link."""
+"""Logging in and out (throttled by django-axes), and the first-run page that creates the owner from a one-time link."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_not_required
-from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.contrib.auth.views import LoginView, LogoutView
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -23,6 +24,28 @@ class ConsoleLoginView(LoginView):
 
 login_view = ConsoleLoginView.as_view()
 logout_view = LogoutView.as_view()
+
+
+def _duration(seconds: int) -> str:
+    for unit, size in (("hour", 3600), ("minute", 60)):
+        if seconds >= size and seconds % size == 0:
+            n = seconds // size
+            return f"{n} {unit}{'s' if n != 1 else ''}"
+    return f"{seconds} second{'s' if seconds != 1 else ''}"
+
+
+def locked_out(request: HttpRequest, *_: object) -> HttpResponse:
+    """axes' answer to a login it refused (AXES_LOCKOUT_CALLABLE): the login page again, saying why and for how long.
+
+    axes passes (request, response, credentials) on the sync path but (request, credentials) on the async one,
+    so nothing but the request is used.
+    """
+    seconds = int(settings.AXES_COOLOFF_TIME.total_seconds())
+    form = AuthenticationForm(request, initial={"username": request.POST.get("username", "")})
+    context = {"form": form, "locked_for": _duration(seconds), "next": request.POST.get("next", "")}
+    response = render(request, "registration/login.html", context, status=429)
+    response["Retry-After"] = str(seconds)
+    return response
 
 
 @login_not_required

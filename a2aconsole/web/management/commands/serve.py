@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -18,6 +19,7 @@ from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from a2aconsole import data_folder
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.web import bootstrap, owner
 
@@ -32,6 +34,21 @@ def describe_client(client: ClientSettings) -> str:
         return "A2A client: off (A2AClient__Enabled=false): no tasks are sent and no watches are armed"
     push = f"push to {client.push_base_url}" if client.push_base_url else "no push (A2AClient__PushBaseUrl unset)"
     return f"A2A client: on (wait {client.wait_seconds:g} s, watch timeout {client.watch_timeout:g} s, {push})"
+
+
+def describe_data_folder(folder: Path) -> str:
+    """The data folder, with a warning when other users may read it (settings could not tighten it)."""
+    if data_folder.is_private(folder):
+        return f"data folder: {folder}"
+    return (
+        f"data folder: {folder} (WARNING: other users can enter it and it is not ours to change:"
+        " make it owned by this user and chmod 700)"
+    )
+
+
+def setup_link(served_url: str, token: str) -> str:
+    """The one-time link, on the public URL when there is one (behind a proxy the bound address may not work)."""
+    return f"{settings.PUBLIC_URL or served_url}/setup/{token}/"
 
 
 def _endpoint(host: str, port: int) -> str:
@@ -63,7 +80,7 @@ class Command(BaseCommand):
             bootstrap.ensure_console_target()
             setup_token = self._owner()
         self.say(f"workspace: {workspace}")
-        self.say(f"data folder: {settings.DATA_DIR}")
+        self.say(describe_data_folder(Path(settings.DATA_DIR)))
         self.say(describe_client(settings.A2A_CLIENT))
         self._serve(host, port, setup_token)
 
@@ -100,7 +117,7 @@ class Command(BaseCommand):
             url = _url(host, bound_port)
             self.say(f"a2aconsole is serving on {url}/ (Ctrl-C stops it)")
             if setup_token:
-                self.say(f"first run: open {url}/setup/{setup_token}/ to create the owner account (works once)")
+                self.say(f"first run: open {setup_link(url, setup_token)} to create the owner account (works once)")
             loop = asyncio.get_event_loop()
             started["task"] = loop.create_task(background.start())
             started["task"].add_done_callback(_report_start)
