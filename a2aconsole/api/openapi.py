@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .calls import ACTIONS, MAX_FILES, MAX_HOPS, MAX_MESSAGE, MAX_REF
+from .calls import call_schema
 
 
 def tool_definition() -> dict[str, Any]:
@@ -12,37 +12,6 @@ def tool_definition() -> dict[str, Any]:
     from a2aconsole.core.tool import TOOL_SCHEMA
 
     return TOOL_SCHEMA
-
-
-def _call_schema() -> dict[str, Any]:
-    return {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["action"],
-        "properties": {
-            "action": {"type": "string", "enum": list(ACTIONS)},
-            "agent": {"type": "string", "maxLength": 40, "description": "agent name (all actions but agents)"},
-            "message": {"type": "string", "maxLength": MAX_MESSAGE, "description": "the text to send (send)"},
-            "contextId": {"type": "string", "maxLength": MAX_REF, "description": "continue this conversation (send)"},
-            "taskId": {
-                "type": "string",
-                "maxLength": MAX_REF,
-                "description": "answer this task's question (send); status; cancel",
-            },
-            "files": {
-                "type": "array",
-                "maxItems": MAX_FILES,
-                "items": {"type": "string", "minLength": 1},
-                "description": "workspace paths to attach (send)",
-            },
-            "hops": {
-                "type": "integer",
-                "minimum": 0,
-                "maximum": MAX_HOPS,
-                "description": "hop count of the inbound message that led to this call; outgoing = hops + 1",
-            },
-        },
-    }
 
 
 def _error(description: str, with_field: bool = False) -> dict[str, Any]:
@@ -67,7 +36,7 @@ def openapi_document(server_url: str) -> dict[str, Any]:
         "servers": [{"url": server_url}],
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": {"ToolCall": _call_schema()},
+            "schemas": {"ToolCall": call_schema()},
         },
         "paths": {
             "/api/v1/targets/{targetId}/tool": {
