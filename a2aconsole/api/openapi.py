@@ -10,6 +10,7 @@ from typing import Any
 
 from .answers import RESULT, SCHEMAS
 from .calls import call_schema
+from .idempotency import HEADER, MAX_KEY, REPLAYED
 
 TOOL_PATH = "/api/v1/targets/{targetId}/tool"
 
@@ -42,6 +43,12 @@ def _tool_responses() -> dict[str, Any]:
             "The tool's result, exactly what the model should see. A failed action is a result with an `error` "
             "member (ToolError), still a 200",
             RESULT,
+            headers={
+                REPLAYED: {
+                    "description": f"`true` when this is the stored answer of an earlier call with the same {HEADER}",
+                    "schema": {"type": "string", "enum": ["true"]},
+                }
+            },
         ),
         "400": _error("The body is invalid: `field` names the member, `error` the problem. Nothing was sent"),
         "401": _error(
@@ -50,8 +57,13 @@ def _tool_responses() -> dict[str, Any]:
         ),
         "403": _error("The chat target is disabled"),
         "405": _method_not_allowed("POST"),
+        "409": _error(
+            f"A call with this {HEADER} is still in progress (retry after `Retry-After` seconds), or it never "
+            "answered (the console stopped during it: check with action=status, or use a new key)"
+        ),
         "413": _error("The body is over the server's upload limit"),
         "415": _error("A Content-Type other than application/json"),
+        "422": _error(f"This {HEADER} was used in the last 24 h for a call with another body"),
         "500": _error("The console failed on this call; the server log has why"),
         "503": _error("The console cannot check the token right now; try again shortly"),
     }
@@ -98,6 +110,16 @@ def openapi_document(server_url: str) -> dict[str, Any]:
                     "security": [{"bearer": []}],
                     "parameters": [
                         {"name": "targetId", "in": "path", "required": True, "schema": {"type": "string"}},
+                        {
+                            "name": HEADER,
+                            "in": "header",
+                            "required": False,
+                            "description": (
+                                "Any unique string (a UUID) naming this call. The same key and body within 24 h "
+                                "answer the first call's answer without sending again; see docs/api.md"
+                            ),
+                            "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY},
+                        },
                     ],
                     "requestBody": {
                         "required": True,

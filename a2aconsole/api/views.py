@@ -24,7 +24,8 @@ from django.views.decorators.csrf import csrf_exempt
 from a2aconsole.web.models import ChatTarget
 from a2aconsole.web.runtime import get_runtime
 
-from .calls import BadCall, parse_call
+from . import idempotency
+from .calls import BadCall, ToolCall, parse_call
 from .errors import error, methods
 from .hops import remember, set_inbound_hops
 from .models import ApiToken, hash_token
@@ -62,8 +63,8 @@ def _json_body(request: HttpRequest) -> bool:
     return media.startswith("application/") and media.endswith("+json")
 
 
-async def _token_target(request: HttpRequest, target_id: str) -> ChatTarget | None:
-    """The target the bearer token belongs to, if it is `target_id`'s live token; else None."""
+async def _token_row(request: HttpRequest, target_id: str) -> ApiToken | None:
+    """The bearer token's row (with its target), if it is `target_id`'s live token; else None."""
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token or not _is_text(token, 200) or not _is_text(target_id, MAX_TARGET_ID):
@@ -79,7 +80,7 @@ async def _token_target(request: HttpRequest, target_id: str) -> ChatTarget | No
         await ApiToken.objects.filter(pk=row.pk).aupdate(last_used_at=timezone.now())
     except DatabaseError as e:
         log.warning("noting the use of a token of target %s failed (%s)", target_id, type(e).__name__)
-    return row.target
+    return row
 
 
 def _flush_kept(runtime: Any, target_id: str) -> None:
@@ -95,12 +96,13 @@ def _flush_kept(runtime: Any, target_id: str) -> None:
 @methods("POST")
 async def tool(request: HttpRequest, target_id: str) -> JsonResponse:
     try:
-        target = await _token_target(request, target_id)
+        token = await _token_row(request, target_id)
     except DatabaseError as e:
         log.warning("checking an API token failed (%s)", type(e).__name__)
         return error(503, "the console is busy; try again shortly", Retry_After="1")
-    if target is None:
+    if token is None:
         return _unauthorized()
+    target = token.target
     if not target.enabled:
         return error(403, "this chat target is disabled")
     if not _json_body(request):
@@ -117,9 +119,16 @@ async def tool(request: HttpRequest, target_id: str) -> JsonResponse:
         return error(400, "the body is nested too deeply")
     try:
         call = parse_call(data)
+        key = idempotency.key_of(request)
     except BadCall as e:
         return error(400, e.problem, e.field)
+    if key is None:
+        return await _run(target, call)
+    return await idempotency.once(token.pk, key, idempotency.body_hash(data), lambda: _run(target, call))
 
+
+async def _run(target: ChatTarget, call: ToolCall) -> JsonResponse:
+    """Run a checked call for the target: its kept results flushed, its hops noted, the tool's result answered."""
     runtime = get_runtime()
     _flush_kept(runtime, target.id)
     if call.hops is not None:
