@@ -11,6 +11,7 @@ call still runs joins it when it runs in this process, else gets a 409 to retry 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
 import json
 import logging
@@ -73,7 +74,8 @@ async def once(token_id: int, key: str, digest: str, call: Callable[[], Awaitabl
     except DatabaseError as e:  # without the claim a retry could send twice: send nothing
         log.warning("claiming an %s failed (%s)", HEADER, type(e).__name__)
         return error(503, "the console is busy; try again shortly", Retry_After="1")
-    task = asyncio.ensure_future(_run(row.pk, call))
+    # a context of its own: the request's (its thread for sync database calls) ends when the host hangs up
+    task = asyncio.get_running_loop().create_task(_run(row.pk, call), context=contextvars.Context())
     _running[(token_id, key)] = task
     task.add_done_callback(lambda t: _done(t, (token_id, key)))
     status, content = await asyncio.shield(task)  # the host hanging up cancels this await, not the call
