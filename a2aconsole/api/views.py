@@ -17,7 +17,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
@@ -94,7 +94,7 @@ def _flush_kept(runtime: Any, target_id: str) -> None:
 @csrf_exempt
 @login_not_required
 @methods("POST")
-async def tool(request: HttpRequest, target_id: str) -> JsonResponse:
+async def tool(request: HttpRequest, target_id: str) -> HttpResponse:
     try:
         token = await _token_row(request, target_id)
     except DatabaseError as e:
