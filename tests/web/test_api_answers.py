@@ -153,3 +153,18 @@ def test_openapi_describes_the_results_not_just_an_object() -> None:
     responses = doc["paths"][TOOL_PATH]["post"]["responses"]
     assert {"200", "400", "401", "403", "405", "413", "415", "500", "503"} <= set(responses)
     assert "Allow" in responses["405"]["headers"]
+
+
+def test_djangos_error_handlers_answer_json_for_api_paths_and_pages_elsewhere(rf: Any) -> None:
+    """The handlers a2aconsole/urls.py installs (400, 403, 404, 500), for a view that raises under /api/."""
+    from a2aconsole import urls
+
+    for handler, status in ((urls.handler400, 400), (urls.handler403, 403), (urls.handler404, 404)):
+        resp = handler(rf.get("/api/v1/anything"), Exception("no details shown"))
+        assert resp.status_code == status
+        assert "no details" not in check_error(status, resp["Content-Type"], resp.content)["error"]
+        page = handler(rf.get("/agents/"), Exception("x"))
+        assert page.status_code == status and page["Content-Type"].startswith("text/html")
+    resp = urls.handler500(rf.get("/api/v1/anything"))
+    assert resp.status_code == 500 and check_error(500, resp["Content-Type"], resp.content)
+    assert urls.handler500(rf.get("/")).status_code == 500
