@@ -1,20 +1,44 @@
 """A tool call as an agent host posts it: parsed and checked before anything reaches an agent.
 
-A bad body is refused with the field at fault and what is wrong with it, so the host (or its model)
-can fix the call; nothing is sent anywhere until the whole body is valid.
+There is one argument contract: the core tool's `TOOL_SCHEMA`. The API's body schema (`call_schema`,
+published in openapi.json) is derived from it, adding only what an HTTP boundary needs (size caps, the
+host's `hops`, which action needs which member), and `parse_call` checks a body against that derived
+schema, so a member added to the tool is checked here and documented there without a second list.
+A bad body is refused with the member at fault and what is wrong with it; nothing is sent anywhere
+until the whole body is valid.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-ACTIONS = ("agents", "send", "status", "cancel")
-FIELDS = ("action", "agent", "message", "contextId", "taskId", "files", "hops")
+from a2aconsole.core.tool import TOOL_SCHEMA
+
 MAX_HOPS = 1000
 MAX_FILES = 50
 MAX_MESSAGE = 1_000_000  # characters
-MAX_REF = 200  # characters of a contextId or taskId
+MAX_REF = 200  # characters of any other string member (contextId, taskId)
+MAX_AGENT = 40  # an agent's name in agents.json is 1-40 characters
+MAX_PATH = 1000  # characters of one attached file's path
+# caps of the members that differ from MAX_REF (strings) or MAX_PATH (array items)
+_CAPS = {"agent": MAX_AGENT, "message": MAX_MESSAGE}
+_HOPS = {
+    "type": "integer",
+    "minimum": 0,
+    "maximum": MAX_HOPS,
+    "description": "hop count of the inbound message that led to this call; outgoing = hops + 1 (added by the host)",
+}
+# the members each action needs besides `action` (send also needs a message or files)
+NEEDS: dict[str, tuple[str, ...]] = {
+    "agents": (),
+    "send": ("agent",),
+    "status": ("agent", "taskId"),
+    "cancel": ("agent", "taskId"),
+}
+_NOT_BLANK = {"minLength": 1, "pattern": r"\S"}
 
 
 class BadCall(Exception):
@@ -36,57 +60,106 @@ class ToolCall:
     hops: int | None = None
 
 
-def _string(data: dict[str, Any], name: str, *, required: bool = False, limit: int = 200) -> str | None:
-    value = data.get(name)
-    if value is None:
-        if required:
-            raise BadCall(name, f"{name} is required for this action")
-        return None
+@functools.cache
+def _schema() -> dict[str, Any]:
+    schema = copy.deepcopy(TOOL_SCHEMA["parameters"])
+    for name, spec in schema["properties"].items():
+        if spec.get("type") == "string":
+            spec["maxLength"] = _CAPS.get(name, MAX_REF)
+        elif spec.get("type") == "array":
+            spec["maxItems"] = MAX_FILES
+            spec["items"] = {**spec.get("items", {}), **_NOT_BLANK, "maxLength": _CAPS.get(name, MAX_PATH)}
+    schema["properties"]["hops"] = dict(_HOPS)
+    rules: list[dict[str, Any]] = []
+    for action, needed in NEEDS.items():
+        then: dict[str, Any] = {}
+        if needed:
+            then = {"required": list(needed), "properties": {n: dict(_NOT_BLANK) for n in needed}}
+        if action == "send":
+            then["anyOf"] = [
+                {"required": ["message"], "properties": {"message": dict(_NOT_BLANK)}},
+                {"required": ["files"], "properties": {"files": {"minItems": 1}}},
+            ]
+        if then:
+            rules.append({"if": {"properties": {"action": {"const": action}}}, "then": then})
+    schema["allOf"] = rules
+    return schema
+
+
+def call_schema() -> dict[str, Any]:
+    """The JSON schema of a call's body: the tool's parameters, capped, plus `hops` and the per-action needs."""
+    return copy.deepcopy(_schema())
+
+
+ACTIONS: tuple[str, ...] = tuple(_schema()["properties"]["action"]["enum"])
+FIELDS: tuple[str, ...] = tuple(_schema()["properties"])
+
+
+def _text(label: str, value: object, cap: int, member: str) -> str:
+    """`value` as a string the rest of the console can store and send: UTF-8 encodable, at most `cap` characters."""
     if not isinstance(value, str):
-        raise BadCall(name, f"{name} must be a string")
-    if required and not value.strip():
-        raise BadCall(name, f"{name} must not be empty")
-    if len(value) > limit:
-        raise BadCall(name, f"{name} must be at most {limit} characters")
+        raise BadCall(member, f"{label} must be a string")
+    if len(value) > cap:
+        raise BadCall(member, f"{label} must be at most {cap} characters (it has {len(value)})")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise BadCall(
+            member,
+            f"{label} is not valid Unicode text: a lone surrogate (\\u{ord(value[e.start]):04x}) at character "
+            f"{e.start}; send UTF-8 text",
+        ) from None
     return value
+
+
+def _member(name: str, value: object, spec: dict[str, Any]) -> Any:
+    """One member checked against its schema: its type, caps, and that every string in it is real text."""
+    kind = spec.get("type")
+    if "enum" in spec and value not in spec["enum"]:
+        raise BadCall(name, f"{name} must be one of {', '.join(spec['enum'])}")
+    if kind == "string":
+        return _text(name, value, spec["maxLength"], name)
+    if kind == "array":
+        if not isinstance(value, list):
+            raise BadCall(name, f"{name} must be a list of workspace paths (non-empty strings)")
+        if len(value) > spec["maxItems"]:
+            raise BadCall(name, f"{name} must list at most {spec['maxItems']} paths (it has {len(value)})")
+        items = spec["items"]
+        for i, item in enumerate(value):
+            if not isinstance(item, str) or not item.strip():
+                what = "blank" if isinstance(item, str) else "not a string"
+                raise BadCall(
+                    name, f"{name} must be a list of workspace paths (non-empty strings): {name}[{i}] is {what}"
+                )
+            _text(f"{name}[{i}]", item, items["maxLength"], name)
+        return value
+    if kind == "integer":
+        if isinstance(value, bool) or not isinstance(value, int) or not spec["minimum"] <= value <= spec["maximum"]:
+            raise BadCall(name, f"{name} must be a whole number from {spec['minimum']} to {spec['maximum']}")
+        return value
+    raise AssertionError(f"the call schema has a member of type {kind!r}")  # a new type in TOOL_SCHEMA: teach it here
 
 
 def parse_call(data: object) -> ToolCall:
     """The call in `data` (decoded JSON), or BadCall naming the first problem."""
+    schema = _schema()
+    props: dict[str, dict[str, Any]] = schema["properties"]
     if not isinstance(data, dict):
         raise BadCall(None, "the body must be a JSON object")
-    unknown = sorted(k for k in data if k not in FIELDS)
+    unknown = sorted((k for k in data if k not in props), key=str)
     if unknown:
-        raise BadCall(unknown[0], f"unknown field {unknown[0]!r}; allowed: {', '.join(FIELDS)}")
-    action = data.get("action")
-    if action is None:
+        shown = unknown[0][:MAX_REF].encode("utf-8", "backslashreplace").decode("utf-8")  # a name may be no text
+        raise BadCall(shown, f"unknown field {shown!r}; allowed: {', '.join(FIELDS)}")
+    if data.get("action") is None:
         raise BadCall("action", "action is required: one of " + ", ".join(ACTIONS))
-    if action not in ACTIONS:
-        raise BadCall("action", "action must be one of " + ", ".join(ACTIONS))
-
-    args: dict[str, Any] = {}
-    needs_agent = action != "agents"
-    agent = _string(data, "agent", required=needs_agent, limit=40)
-    message = _string(data, "message", required=action == "send", limit=MAX_MESSAGE)
-    context_id = _string(data, "contextId", limit=MAX_REF)
-    task_id = _string(data, "taskId", required=action in ("status", "cancel"), limit=MAX_REF)
-    files = data.get("files")
-    if files is not None:
-        if not isinstance(files, list) or not all(isinstance(f, str) and f.strip() for f in files):
-            raise BadCall("files", "files must be a list of workspace paths (non-empty strings)")
-        if len(files) > MAX_FILES:
-            raise BadCall("files", f"files must list at most {MAX_FILES} paths")
-    hops = data.get("hops")
-    if hops is not None and (isinstance(hops, bool) or not isinstance(hops, int) or not 0 <= hops <= MAX_HOPS):
-        raise BadCall("hops", f"hops must be a whole number from 0 to {MAX_HOPS}")
-
-    for name, value in (
-        ("agent", agent),
-        ("message", message),
-        ("contextId", context_id),
-        ("taskId", task_id),
-        ("files", files),
-    ):
-        if value is not None:
-            args[name] = value
-    return ToolCall(action=action, args=args, hops=hops)
+    values = {name: _member(name, data[name], props[name]) for name in props if data.get(name) is not None}
+    action: str = values.pop("action")
+    hops: int | None = values.pop("hops", None)
+    for name in NEEDS[action]:
+        if name not in values:
+            raise BadCall(name, f"{name} is required for {action}")
+        if not values[name].strip():
+            raise BadCall(name, f"{name} must not be empty")
+    if action == "send" and not (values.get("message") or "").strip() and not values.get("files"):
+        raise BadCall("message", "send needs a message or files (a non-empty message, or workspace paths in files)")
+    return ToolCall(action=action, args=values, hops=hops)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import path, re_path
 
-from . import views
+from . import errors, views
 
 urlpatterns = [
     path("targets/<str:target_id>/tool", views.tool, name="api-tool"),
     path("tool-schema", views.tool_schema, name="api-tool-schema"),
     path("openapi.json", views.openapi, name="api-openapi"),
+    re_path(r"^(?P<rest>.*)$", errors.unknown_path),
 ]

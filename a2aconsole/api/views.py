@@ -3,7 +3,8 @@
 `POST /api/v1/targets/<id>/tool` with `Authorization: Bearer <token>` runs one tool action for that
 target and answers the tool's result JSON. Any token problem (missing, wrong, revoked, another
 target's) is the same bare 401, so a caller learns nothing about which tokens or targets exist.
-A call also shows the target is reachable again, so results kept for it are flushed.
+A call also shows the target is reachable again, so results kept for it are flushed. Every answer is
+JSON, errors included (`errors.py`); every view is CSRF-exempt, as a host has a token, not a session.
 """
 
 from __future__ import annotations
@@ -16,20 +17,24 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_POST
 
 from a2aconsole.web.models import ChatTarget
 from a2aconsole.web.runtime import get_runtime
 
-from .calls import BadCall, parse_call
+from . import idempotency
+from .calls import BadCall, ToolCall, parse_call
+from .errors import error, methods
 from .hops import remember, set_inbound_hops
 from .models import ApiToken, hash_token
 from .openapi import openapi_document, tool_definition
 
 log = logging.getLogger(__name__)
+
+
+MAX_TARGET_ID = 64  # ChatTarget.id's max_length
 
 
 def _unauthorized() -> JsonResponse:
@@ -38,11 +43,31 @@ def _unauthorized() -> JsonResponse:
     return resp
 
 
-async def _token_target(request: HttpRequest, target_id: str) -> ChatTarget | None:
-    """The target the bearer token belongs to, if it is `target_id`'s live token; else None."""
+def _is_text(value: str, limit: int) -> bool:
+    """Whether a header or path value can be looked up at all: short enough and real (UTF-8 encodable) text."""
+    if len(value) > limit:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _json_body(request: HttpRequest) -> bool:
+    """JSON by its type; a body of no stated type (none, or the generic application/octet-stream, which is what
+    an HTTP client sending raw bytes says) is taken as JSON too. A form, text or any other type is refused."""
+    media = request.content_type.strip().lower()
+    if media in ("", "application/json", "application/octet-stream"):
+        return True
+    return media.startswith("application/") and media.endswith("+json")
+
+
+async def _token_row(request: HttpRequest, target_id: str) -> ApiToken | None:
+    """The bearer token's row (with its target), if it is `target_id`'s live token; else None."""
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     token = token.strip()
-    if scheme.lower() != "bearer" or not token or len(token) > 200:
+    if scheme.lower() != "bearer" or not token or not _is_text(token, 200) or not _is_text(target_id, MAX_TARGET_ID):
         return None
     row = await (
         ApiToken.objects.select_related("target")
@@ -55,7 +80,7 @@ async def _token_target(request: HttpRequest, target_id: str) -> ChatTarget | No
         await ApiToken.objects.filter(pk=row.pk).aupdate(last_used_at=timezone.now())
     except DatabaseError as e:
         log.warning("noting the use of a token of target %s failed (%s)", target_id, type(e).__name__)
-    return row.target
+    return row
 
 
 def _flush_kept(runtime: Any, target_id: str) -> None:
@@ -68,32 +93,42 @@ def _flush_kept(runtime: Any, target_id: str) -> None:
 
 @csrf_exempt
 @login_not_required
-@require_POST
-async def tool(request: HttpRequest, target_id: str) -> JsonResponse:
+@methods("POST")
+async def tool(request: HttpRequest, target_id: str) -> HttpResponse:
     try:
-        target = await _token_target(request, target_id)
+        token = await _token_row(request, target_id)
     except DatabaseError as e:
         log.warning("checking an API token failed (%s)", type(e).__name__)
-        return JsonResponse({"error": "the console is busy; try again shortly"}, status=503)
-    if target is None:
+        return error(503, "the console is busy; try again shortly", Retry_After="1")
+    if token is None:
         return _unauthorized()
+    target = token.target
     if not target.enabled:
-        return JsonResponse({"error": "this chat target is disabled"}, status=403)
+        return error(403, "this chat target is disabled")
+    if not _json_body(request):
+        return error(415, f"the body must be JSON (Content-Type: application/json), not {request.content_type[:80]}")
     try:
         raw = request.body
     except RequestDataTooBig:
-        return JsonResponse({"error": f"the body is over {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"}, status=413)
+        return error(413, f"the body is over {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes")
     try:
         data = json.loads(raw or b"null")
     except (ValueError, UnicodeDecodeError):
-        return JsonResponse({"error": "the body is not valid JSON", "field": None}, status=400)
+        return error(400, "the body is not valid JSON")
     except RecursionError:  # nesting deeper than the parser goes: no tool call looks like that
-        return JsonResponse({"error": "the body is nested too deeply", "field": None}, status=400)
+        return error(400, "the body is nested too deeply")
     try:
         call = parse_call(data)
+        key = idempotency.key_of(request)
     except BadCall as e:
-        return JsonResponse(e.to_json(), status=400)
+        return error(400, e.problem, e.field)
+    if key is None:
+        return await _run(target, call)
+    return await idempotency.once(token.pk, key, idempotency.body_hash(data), lambda: _run(target, call))
 
+
+async def _run(target: ChatTarget, call: ToolCall) -> JsonResponse:
+    """Run a checked call for the target: its kept results flushed, its hops noted, the tool's result answered."""
     runtime = get_runtime()
     _flush_kept(runtime, target.id)
     if call.hops is not None:
@@ -108,14 +143,16 @@ async def tool(request: HttpRequest, target_id: str) -> JsonResponse:
     return JsonResponse(result, json_dumps_params={"ensure_ascii": False})
 
 
+@csrf_exempt
 @login_not_required
-@require_GET
+@methods("GET")
 def tool_schema(request: HttpRequest) -> JsonResponse:
     """The `a2a` tool's definition (name, description, JSON schema of its arguments) for a model's tool list."""
     return JsonResponse(tool_definition())
 
 
+@csrf_exempt
 @login_not_required
-@require_GET
+@methods("GET")
 def openapi(request: HttpRequest) -> JsonResponse:
     return JsonResponse(openapi_document(request.build_absolute_uri("/")[:-1]))

@@ -251,7 +251,7 @@ class A2ATool:
         if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
             raise ToolError("files must be a list of workspace paths")
         if not text and not files:
-            raise ToolError("message is required for send")
+            raise ToolError("send needs a message or files")
         context_id = self._opt_str(args, "contextId")
         task_id = self._opt_str(args, "taskId")
         file_parts = (

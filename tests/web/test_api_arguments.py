@@ -1,0 +1,141 @@
+"""The tool's arguments at the API boundary: one contract (the core's TOOL_SCHEMA), real text only, files-only sends."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+
+from a2aconsole.api.calls import FIELDS, MAX_AGENT, MAX_PATH, call_schema
+from a2aconsole.core.tool import TOOL_SCHEMA
+from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.models import TaskEvent
+from tests.support.agents import TestAgent
+from tests.support.runtime import fresh_runtime
+from tests.support.toolkit import entry, write_agents
+from tests.web.test_api_tool import Host, make_host
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+LONE = "\ud800"  # a lone surrogate: valid in JSON (`"\ud800"`), not encodable as UTF-8
+
+
+@pytest.fixture
+async def api_runtime() -> AsyncIterator[Any]:
+    async with fresh_runtime() as runtime:
+        yield runtime
+
+
+@pytest.fixture
+def echo(workspace: Workspace, make_agent: Callable[..., TestAgent]) -> TestAgent:
+    agent = make_agent()
+    write_agents(workspace, entry("echo", agent))
+    return agent
+
+
+@pytest.fixture
+async def host(workspace: Workspace, api_runtime: Any) -> Host:
+    return await make_host(workspace)
+
+
+def _snapshot(workspace: Workspace) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in sorted(workspace.root.rglob("*")) if p.is_file()}
+
+
+SURROGATES: list[tuple[dict[str, Any], str]] = [
+    ({"action": "send", "agent": LONE, "message": "hi"}, "agent"),
+    ({"action": "send", "agent": "echo", "message": "hi " + LONE}, "message"),
+    ({"action": "send", "agent": "echo", "message": "hi", "contextId": LONE}, "contextId"),
+    ({"action": "send", "agent": "echo", "message": "hi", "taskId": "t" + LONE}, "taskId"),
+    ({"action": "status", "agent": "echo", "taskId": LONE}, "taskId"),
+    ({"action": "cancel", "agent": "echo" + LONE, "taskId": "t-1"}, "agent"),
+    ({"action": "send", "agent": "echo", "message": "hi", "files": ["ok.txt", LONE + ".txt"]}, "files"),
+    ({"action": LONE}, "action"),
+]
+
+
+async def test_a_lone_surrogate_in_any_member_is_a_400_naming_it(
+    host: Host, echo: TestAgent, workspace: Workspace, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before: 500 (HTML) for `agent`; 200 "failed unexpectedly (UnicodeEncodeError)" and tracebacks for the rest."""
+    before = _snapshot(workspace)
+    with caplog.at_level(logging.INFO):
+        for body, field in SURROGATES:
+            status, answer = await host.call(body)  # json.dumps writes the surrogate as the escape "\ud800"
+            assert status == 400, body
+            assert answer["field"] == field, answer
+            if field != "action":
+                assert "lone surrogate" in answer["error"] and "\\ud800" in answer["error"], answer
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert echo.methods == [] and _snapshot(workspace) == before
+    assert await TaskEvent.objects.acount() == 0
+
+
+async def test_a_lone_surrogate_in_a_member_name_is_a_400(host: Host) -> None:
+    status, answer = await host.call(b'{"action": "agents", "\\udfff": 1}')
+    assert status == 400 and "unknown field" in answer["error"] and answer["field"] == "\\udfff"
+
+
+async def test_sizes_and_counts_are_capped_per_member(host: Host, echo: TestAgent) -> None:
+    base = {"action": "send", "agent": "echo", "message": "hi"}
+    for extra, field in (
+        ({"agent": "e" * (MAX_AGENT + 1)}, "agent"),
+        ({"taskId": "t" * 201}, "taskId"),
+        ({"files": ["f" * (MAX_PATH + 1)]}, "files"),
+        ({"files": ["a.txt", "   "]}, "files"),
+        ({"files": [f"f{i}" for i in range(51)]}, "files"),
+    ):
+        status, answer = await host.call({**base, **extra})
+        assert (status, answer["field"]) == (400, field), answer
+    assert echo.methods == []
+
+
+def test_the_body_schema_is_derived_from_the_tool_schema() -> None:
+    """One contract: every argument of TOOL_SCHEMA is a checked member, with the host's `hops` beside them."""
+    schema = call_schema()
+    tool_props = TOOL_SCHEMA["parameters"]["properties"]
+    assert set(FIELDS) == set(tool_props) | {"hops"}
+    for name, spec in tool_props.items():
+        assert schema["properties"][name]["type"] == spec["type"]
+        assert "maxLength" in schema["properties"][name] or "maxItems" in schema["properties"][name], name
+    assert schema["properties"]["action"]["enum"] == tool_props["action"]["enum"]
+    assert schema["additionalProperties"] is False
+
+
+async def test_a_files_only_send_sends_the_files(host: Host, echo: TestAgent, workspace: Workspace) -> None:
+    """Before: refused with "message is required", though the schema, openapi.json and docs/tool.md allow it."""
+    (workspace.root / "notes.txt").write_text("my notes", encoding="utf-8")
+    status, result = await host.call({"action": "send", "agent": "echo", "files": ["notes.txt"]})
+    assert status == 200 and result["state"] == "completed", result
+    [got] = echo.received
+    assert [p.get("filename") for p in got.parts] == ["notes.txt"]  # no text part at all
+
+
+async def test_a_send_with_neither_message_nor_files_is_a_clear_400(host: Host, echo: TestAgent) -> None:
+    for extra in ({}, {"message": ""}, {"message": "  \n"}, {"files": []}, {"message": " ", "files": []}):
+        status, answer = await host.call({"action": "send", "agent": "echo", **extra})
+        assert status == 400 and answer == {"error": answer["error"], "field": "message"}, extra
+        assert answer["error"].startswith("send needs a message or files"), answer
+    assert echo.methods == []
+
+
+def test_the_cli_sends_files_only_and_names_the_rule(
+    settings: Any, tmp_path: Path, echo: TestAgent, workspace: Workspace
+) -> None:
+    settings.WORKSPACE_DIR = workspace.root
+    (workspace.root / "a.txt").write_text("attached", encoding="utf-8")
+
+    def a2a(*argv: str) -> dict[str, Any]:
+        out = io.StringIO()
+        call_command("a2a", *argv, stdout=out)
+        return json.loads(out.getvalue())
+
+    assert a2a("send", "--agent", "echo", "--file", "a.txt")["state"] == "completed"
+    assert [p.get("filename") for p in echo.received[0].parts] == ["a.txt"]
+    assert a2a("send", "--agent", "echo") == {"error": "send needs a message or files"}
