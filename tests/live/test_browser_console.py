@@ -258,6 +258,8 @@ CONSOLE_PAGES = [
     "/targets/",
     "/targets/add/",
     "/targets/console/",
+    "/audit/",
+    "/password/",
 ]
 
 
