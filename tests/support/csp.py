@@ -29,6 +29,15 @@ def inline_code(html: str) -> list[str]:
     return found
 
 
+DJANGO_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{#.*?#\}", re.S)
+
+
+def template_code(text: str) -> list[str]:
+    """`inline_code` of a Django template: its tags blanked first (a `>` in `{% if a > b %}` would end a
+    tag early), the markup they wrap kept, so a conditional attribute is checked too."""
+    return inline_code(DJANGO_TAG.sub(" ", text))
+
+
 def directives(response: HttpResponseBase) -> dict[str, list[str]]:
     """The response's policy as {directive: sources}; {} without the header."""
     header = response.headers.get("Content-Security-Policy", "")

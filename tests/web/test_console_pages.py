@@ -124,6 +124,8 @@ async def test_every_page_keyless_csrf_labelled_and_plain(
         f"/tasks/bot/{asked}/",
         "/inbox/console/",
         "/a2a",
+        "/audit/",
+        "/password/",
     ]:
         r = await strict.get(url)
         assert r.status_code == 200, url

@@ -19,7 +19,7 @@ from a2aconsole.core.workspace import Workspace
 from a2aconsole.web import owner
 from a2aconsole.web.models import ChatTarget
 from tests.support.console import create_owner
-from tests.support.csp import assert_strict_csp, inline_code
+from tests.support.csp import assert_strict_csp, inline_code, template_code
 from tests.web.test_auth import _walk
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,7 +100,7 @@ def _templates() -> list[Path]:
 def test_no_template_holds_inline_code() -> None:
     templates = _templates()
     assert len(templates) > 20 and any(t.name == "layout.html" for t in templates)
-    found = {str(t.relative_to(ROOT)): inline_code(t.read_text()) for t in templates}
+    found = {str(t.relative_to(ROOT)): template_code(t.read_text()) for t in templates}
     assert not {name: what for name, what in found.items() if what}
 
 
@@ -119,6 +119,12 @@ def test_no_template_holds_inline_code() -> None:
 )
 def test_the_check_finds_each_kind_of_inline_code(html: str) -> None:
     assert inline_code(html)
+
+
+def test_the_template_check_sees_through_django_tags() -> None:
+    assert template_code('<div{% if a > b %} style="x"{% endif %}>')
+    assert template_code('<p {{ attrs }} onclick="x()">')
+    assert template_code("{# a <style> in a comment #}<p>{{ x }}</p>") == []
 
 
 def test_the_check_passes_what_the_policy_allows() -> None:
