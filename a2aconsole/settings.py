@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
 
 from a2aconsole import data_folder
 from a2aconsole.core.config import (
@@ -177,6 +178,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    "csp",
     "django_htmx",
     "template_partials",
     "a2aconsole.api",
@@ -184,6 +186,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -194,6 +197,24 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "axes.middleware.AxesMiddleware",  # last: turns a locked-out login into the lockout page
 ]
+
+# Content-Security-Policy (django-csp 4): only the console's own files run or style a page, so a script an
+# agent manages to inject into one cannot run. No inline script, style attribute or hx-on in any template
+# (tests/web/test_csp.py checks); htmx's eval and injected indicator style are off (layout.html).
+# 'self' in connect-src covers the same host's ws:// and wss:// (CSP Level 3; every current browser).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
 
 ROOT_URLCONF = "a2aconsole.urls"
 ASGI_APPLICATION = "a2aconsole.asgi.application"

@@ -7,9 +7,12 @@ class WebConfig(AppConfig):
     verbose_name = "a2aconsole console"
 
     def ready(self) -> None:
+        from django.contrib.auth.signals import user_logged_in
         from django.db.backends.signals import connection_created
 
         from a2aconsole.data_folder import private_sqlite_files
+        from a2aconsole.web import audit
 
         # SQLite creates its files 0644: each new connection makes them 0600 (see a2aconsole.data_folder)
         connection_created.connect(private_sqlite_files, dispatch_uid="a2aconsole-private-sqlite-files")
+        user_logged_in.connect(audit.record_login, dispatch_uid="a2aconsole.web.audit.login")

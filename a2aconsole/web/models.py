@@ -1,12 +1,14 @@
-"""What the database holds: chat targets, their web inbox, and each task's event history.
+"""What the database holds: chat targets, their web inbox, each task's event history, and the audit log.
 
 Agents and watches are NOT here: `agents.json` and `pending.json` are the truth for those.
 """
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
+from django.utils import timezone
 
 target_id_validator = RegexValidator(
     r"^[a-z0-9][a-z0-9_-]{0,63}$", "Use 1-64 of a-z, 0-9, _ and -, starting with a letter or digit."
@@ -73,3 +75,38 @@ class TaskEvent(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+
+
+class AuditEntry(models.Model):
+    """One change that matters later (an agent edit, an API token, a login or password change): who, when,
+    what. Written right after the change itself succeeded; it names agents and tokens, never a key, token
+    or password."""
+
+    ACTIONS = [
+        ("login", "Logged in"),
+        ("owner-created", "Created the owner account"),
+        ("password-changed", "Changed the password"),
+        ("agent-added", "Added an agent"),
+        ("agent-edited", "Edited an agent"),
+        ("agent-deleted", "Deleted an agent"),
+        ("agents-file-saved", "Saved agents.json as text"),
+        ("token-created", "Made an API token"),
+        ("token-revoked", "Revoked an API token"),
+    ]
+
+    at = models.DateTimeField(default=timezone.now, db_index=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    username = models.CharField(max_length=150, blank=True, help_text="Kept when the account is gone")
+    address = models.GenericIPAddressField(null=True, blank=True)
+    action = models.CharField(max_length=40, choices=ACTIONS)
+    subject = models.CharField(max_length=200, blank=True, help_text="The agent's name or the token's label")
+    target = models.CharField(max_length=64, blank=True, help_text="The chat target, for tokens")
+    detail = models.CharField(max_length=1000, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.username or '-'} {self.action} {self.subject}"

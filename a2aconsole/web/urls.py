@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import agents, auth, conversation, dashboard, inbox, status, targets, tasks, watches
+from .views import agents, audit, auth, conversation, dashboard, inbox, status, targets, tasks, watches
 
 urlpatterns = [
     # the console pages
@@ -23,8 +23,10 @@ urlpatterns = [
     path("inbox/", inbox.home, name="inbox-home"),
     path("inbox/<str:target>/", inbox.page, name="inbox"),
     path("a2a", status.page, name="a2a-status"),
+    path("audit/", audit.page, name="audit"),
     path("login/", auth.login_view, name="login"),
     path("logout/", auth.logout_view, name="logout"),
+    path("password/", auth.password_change, name="password-change"),
     path("setup/<str:token>/", auth.setup, name="setup"),
     # chat targets and their API tokens
     path("targets/", targets.target_list, name="targets"),

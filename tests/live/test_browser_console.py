@@ -237,3 +237,74 @@ def test_logged_out_browser_sent_to_login_and_socket_refused(browser: Browser, s
         assert outcome == "closed"
     finally:
         ctx.close()
+
+
+# Collects what the Content-Security-Policy refuses, from inside the page (an init script is not subject to it).
+CSP_VIOLATIONS = """window.__csp = [];
+document.addEventListener("securitypolicyviolation",
+    (e) => window.__csp.push(e.violatedDirective + " " + e.blockedURI));"""
+CONSOLE_PAGES = [
+    "/",
+    "/agents/",
+    "/agents/add/",
+    "/agents/file/",
+    "/agent/bot/",
+    "/agent/bot/edit/",
+    "/agent/bot/delete/",
+    "/chat/console/",
+    "/watches/",
+    "/inbox/console/",
+    "/a2a",
+    "/targets/",
+    "/targets/add/",
+    "/targets/console/",
+    "/audit/",
+    "/password/",
+]
+
+
+def console_errors(page: Page) -> list[str]:
+    """The page's console errors and uncaught exceptions, as they happen."""
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+    return errors
+
+
+def unexpected(errors: list[str]) -> list[str]:
+    """All but one known error that is not the policy's doing: the chat socket sends the state badge of each
+    recent task, and htmx logs each one whose answer panel is not on the page (left to the consumer's owner)."""
+    return [e for e in errors if not e.startswith("console: htmx:oobErrorNoTarget, #state-")]
+
+
+def test_every_page_runs_under_the_policy_and_stays_live(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
+    ensure_bot(server, bot)
+    errors = console_errors(page)
+    page.add_init_script(CSP_VIOLATIONS)
+    for path in CONSOLE_PAGES:
+        response = page.goto(path)
+        assert response is not None and "script-src 'self'" in response.headers["content-security-policy"], path
+        expect(page.locator("main h1")).to_be_visible()
+        page.wait_for_load_state("networkidle")  # htmx's own requests (the dashboard's agent list) are done
+        assert page.evaluate("window.__csp") == [], path
+        assert unexpected(errors) == [], path
+    # htmx, its ws extension and console.js all work under the policy: a WebSocket update, a swap, a cleared box
+    page.goto("/chat/console/")
+    live(page)
+    page.get_by_label("Agent").select_option("bot")
+    send(page, "hold csp1")
+    expect(page.locator("#reply [data-task-state]")).to_have_text("working")
+    expect(page.get_by_role("textbox", name="Message")).to_have_value("")
+    bot.release("csp1")
+    expect(page.locator("#chat-log")).to_contain_text("released csp1")  # pushed over the WebSocket
+    assert page.evaluate("window.__csp") == [] and unexpected(errors) == []
+    # markup an agent managed to inject could not run code
+    page.evaluate(
+        """() => document.body.insertAdjacentHTML("beforeend",
+            '<img src="/static/img/favicon.svg" onload="window.__ran = 1">')"""
+    )
+    page.evaluate("""() => { const s = document.createElement("script");
+        s.textContent = "window.__ran = 2"; document.body.append(s); }""")
+    page.wait_for_function("() => window.__csp.length >= 2")
+    assert page.evaluate("window.__ran") is None
+    assert all("script-src" in v for v in page.evaluate("window.__csp"))

@@ -16,6 +16,7 @@ from a2aconsole.core.tool import A2ATool
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import TestAgent
 from tests.support.console import connect_socket, create_owner, record_event
+from tests.support.csp import assert_strict_csp, inline_code
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -51,6 +52,7 @@ def _attr(attrs: str, name: str) -> str | None:
 def check_page(url: str, html: str) -> None:
     for s in SECRETS:
         assert s not in html, f"{url} shows a secret"
+    assert not inline_code(html), f"{url}: {inline_code(html)}"  # the Content-Security-Policy would block it
     for attrs, body in FORM.findall(html):
         if (_attr(attrs, "method") or "get").lower() == "post":
             assert 'name="csrfmiddlewaretoken"' in body, f"{url}: a POST form without a CSRF token"
@@ -85,6 +87,7 @@ async def test_every_page_keyless_csrf_labelled_and_plain(
     async def post(url: str, data: dict[str, str], **kw: object) -> str:
         r = await plain.post(url, data, **kw)
         assert r.status_code < 500, url
+        assert_strict_csp(f"POST {url}", r)
         pages[f"POST {url} {data.get('action', '')}"] = r.text
         return r.text
 
@@ -121,9 +124,12 @@ async def test_every_page_keyless_csrf_labelled_and_plain(
         f"/tasks/bot/{asked}/",
         "/inbox/console/",
         "/a2a",
+        "/audit/",
+        "/password/",
     ]:
         r = await strict.get(url)
         assert r.status_code == 200, url
+        assert_strict_csp(url, r)
         pages[url] = r.text
     assert "Only for key holders" in pages["/agent/bot/"]  # the key was used, not shown
     assert "Which colour?" in pages["/"] and "report.pdf" in pages["/chat/console/"]
@@ -146,6 +152,7 @@ async def test_every_page_keyless_csrf_labelled_and_plain(
         assert connected, path
         frame = await comm.receive_from(timeout=5)
         assert frame and not any(s in frame for s in SECRETS), path
+        assert not inline_code(frame), path
         await comm.disconnect()
     agent.release("k1")
 

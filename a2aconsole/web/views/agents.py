@@ -22,6 +22,7 @@ from django.urls import reverse
 from a2aconsole.core.agents import is_http_url, mask_url
 from a2aconsole.core.errors import ConflictError, ValidationError
 from a2aconsole.core.workspace import AgentsFile, Workspace
+from a2aconsole.web import audit
 from a2aconsole.web.forms import AgentForm, RawAgentsForm, VersionForm
 from a2aconsole.web.views import scope
 
@@ -50,6 +51,13 @@ def _entry_view(entry: Any) -> dict[str, Any] | None:
         "has_key": bool(entry.key),
         "description": entry.description or "",
     }
+
+
+def _audit(request: HttpRequest, action: str, subject: str, detail: str) -> None:
+    """The audit entry of a save that succeeded; a save from a conflict page says so."""
+    if request.POST.get("after_conflict") == "1":
+        detail = f"{detail}; {audit.AFTER_CONFLICT}"
+    audit.record(request, action, subject, detail=detail)
 
 
 def agent_list(request: HttpRequest) -> HttpResponse:
@@ -143,6 +151,7 @@ def agent_add(request: HttpRequest) -> HttpResponse:
             raw.append(form.apply({}))
             if (resp := _save(request, ws, form, raw, "add")) is not None:
                 return resp
+            _audit(request, "agent-added", form.cleaned_data["name"], audit.entry_summary(raw[-1]))
             messages.success(request, f"Agent {form.cleaned_data['name']} added.")
             return redirect("agent", name=form.cleaned_data["name"])
         return render(request, "web/agents/form.html", _form_ctx(form, "add", ws), status=400)
@@ -173,6 +182,7 @@ def agent_edit(request: HttpRequest, name: str) -> HttpResponse:
             stored = raw[i].get("url") if isinstance(raw[i], dict) else None
             if isinstance(stored, str) and form.cleaned_data["url"] == mask_url(stored):
                 form.cleaned_data["url"] = stored  # the form showed it masked: the hidden parts stay
+            old = dict(raw[i]) if isinstance(raw[i], dict) else {}
             raw[i] = form.apply(raw[i])
             try:
                 ws.save_agents(raw, form.cleaned_data["version"])
@@ -182,6 +192,7 @@ def agent_edit(request: HttpRequest, name: str) -> HttpResponse:
                 for p in e.problems:
                     form.add_error(None, p)
                 return render(request, "web/agents/form.html", _form_ctx(form, "edit", ws, entry), status=400)
+            _audit(request, "agent-edited", new_name, audit.entry_changes(old, raw[i]))
             messages.success(request, f"Agent {new_name} saved.")
             return redirect("agent", name=new_name)
         return render(request, "web/agents/form.html", _form_ctx(form, "edit", ws, entry), status=400)
@@ -210,7 +221,7 @@ def agent_delete(request: HttpRequest, name: str) -> HttpResponse:
         i = _index_of(raw, name)
         stale = form.cleaned_data["version"] != af.version
         if not stale and i is not None:
-            del raw[i]
+            gone = raw.pop(i)
             try:
                 ws.save_agents(raw, form.cleaned_data["version"])
             except ConflictError:
@@ -228,6 +239,7 @@ def agent_delete(request: HttpRequest, name: str) -> HttpResponse:
                 "version": ws.read_agents().version,
             }
             return render(request, "web/agents/conflict.html", ctx, status=409)
+        _audit(request, "agent-deleted", name, audit.entry_summary(gone))
         messages.success(request, f"Agent {name} deleted.")
         return redirect("agents")
     if entry is None:
@@ -333,6 +345,7 @@ def agents_file(request: HttpRequest) -> HttpResponse:
                 current = masked_text(e.current_text)
                 ctx.update(form=fresh, show=True, conflict=True, current_text=current)
                 return _no_store(render(request, "web/agents/file.html", ctx, status=409))
+            _audit(request, "agents-file-saved", "agents.json", audit.file_changes(af.text, text))
             messages.success(request, "agents.json saved.")
             return redirect("agents")
         ctx.update(form=form, show=True)

@@ -1,16 +1,19 @@
-"""Logging in and out (throttled by django-axes), and the first-run page that creates the owner from a one-time link."""
+"""Logging in and out (throttled by django-axes), changing the password, and the first-run page that creates the
+owner account from a one-time link."""
 
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_not_required
-from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
-from django.contrib.auth.views import LoginView, LogoutView
+from django.contrib.auth.forms import AuthenticationForm, PasswordChangeForm, UserCreationForm
+from django.contrib.auth.views import LoginView, LogoutView, PasswordChangeView
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse_lazy
 
-from a2aconsole.web import owner
+from a2aconsole.web import audit, owner
 
 
 class ConsoleLoginView(LoginView):
@@ -48,6 +51,24 @@ def locked_out(request: HttpRequest, *_: object) -> HttpResponse:
     return response
 
 
+class ConsolePasswordChangeView(PasswordChangeView):
+    """Django's password change in the console's layout: the configured validators apply, and this session
+    stays logged in (Django's view updates its hash) while every other session of the account ends."""
+
+    template_name = "web/password.html"
+    success_url = reverse_lazy("dashboard")
+    extra_context = {"nav": "password", "title": "Change the password"}
+
+    def form_valid(self, form: PasswordChangeForm) -> HttpResponse:
+        response = super().form_valid(form)
+        audit.record(self.request, "password-changed")
+        messages.success(self.request, "Password changed. Other browsers logged in to this account are logged out.")
+        return response
+
+
+password_change = ConsolePasswordChangeView.as_view()
+
+
 @login_not_required
 def setup(request: HttpRequest, token: str) -> HttpResponse:
     """Create the owner account. The link works until the owner exists; after that it is a 404."""
@@ -62,6 +83,7 @@ def setup(request: HttpRequest, token: str) -> HttpResponse:
             user.is_superuser = user.is_staff = True
             user.save()
             owner.discard_setup_token()
+        audit.record(request, "owner-created", user.get_username(), user=user)
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         return redirect("dashboard")
     return render(request, "web/setup.html", {"form": form})

@@ -12,6 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from a2aconsole.api.models import ApiToken
+from a2aconsole.web import audit
 from a2aconsole.web.chat_targets import TargetForm, describe
 from a2aconsole.web.models import ChatTarget
 
@@ -105,7 +106,8 @@ def target_enabled(request: HttpRequest, target_id: str) -> HttpResponse:
 @require_POST
 def token_create(request: HttpRequest, target_id: str) -> HttpResponse:
     target = get_object_or_404(ChatTarget, pk=target_id)
-    _, token = ApiToken.issue(target, request.POST.get("name", "").strip()[:200])
+    row, token = ApiToken.issue(target, request.POST.get("name", "").strip()[:200])
+    audit.record(request, "token-created", _token_label(row), target=target.id, detail=f"token #{row.pk}")
     return _shown_once(request, target, token=token)
 
 
@@ -114,6 +116,13 @@ def token_revoke(request: HttpRequest, target_id: str, token_id: int) -> HttpRes
     token = ApiToken.objects.filter(pk=token_id, target_id=target_id).first()
     if token is None:
         raise Http404("no such token")
-    token.revoke()
+    if token.active:
+        token.revoke()
+        audit.record(request, "token-revoked", _token_label(token), target=target_id, detail=f"token #{token.pk}")
     messages.success(request, f"Revoked token {token.prefix}….")
     return redirect("target", target_id)
+
+
+def _token_label(token: ApiToken) -> str:
+    """How the audit log names a token: its label (never the token, nor its prefix)."""
+    return token.name or "(no label)"
