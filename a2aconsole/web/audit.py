@@ -52,8 +52,10 @@ def record_login(sender: Any, request: HttpRequest | None, user: Any, **kwargs: 
 
 
 def _address(request: HttpRequest | None) -> str | None:
-    """The client's address as the server saw it (behind a proxy: the proxy's), if it is one."""
-    addr = request.META.get("REMOTE_ADDR", "") if request is not None else ""
+    """The client's address as the login throttle sees it (behind a trusted proxy: the forwarded one)."""
+    from axes.helpers import get_client_ip_address
+
+    addr = (get_client_ip_address(request) or "") if request is not None else ""
     try:
         return str(ipaddress.ip_address(addr))
     except ValueError:
