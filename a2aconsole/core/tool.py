@@ -2,7 +2,8 @@
 
 `run` never raises: every failure becomes `{"error": "..."}` naming the agent and what to do, and no
 result or error ever holds a key (keys stay inside `client.py`'s per-call headers). `agents.json` is
-read afresh on every call. A send that outlives `WaitSeconds` is handed to a watch: its record is written
+read afresh on every call. Files under `.volcanic/` or the console's data folder are never attached
+(`attachments.py`). A send that outlives `WaitSeconds` is handed to a watch: its record is written
 to `pending.json` first (the files are the truth), then the watch control is told to arm it.
 """
 
@@ -13,7 +14,8 @@ import contextlib
 import logging
 import secrets
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from a2a.types import Message, Part, Role, Task, TaskArtifactUpdateEvent
@@ -108,7 +110,10 @@ class A2ATool:
         watches: WatchControl | None = None,
         events: EventSink | None = None,
         clock: Clock | None = None,
+        private_paths: Sequence[str | Path] = (),
     ) -> None:
+        """`private_paths`: the console's own files and folders besides each workspace's `.volcanic/` (the data
+        folder, the database): never attachable."""
         self.remote = remote
         self.settings = settings
         self.workspace_for = workspace_for
@@ -116,6 +121,7 @@ class A2ATool:
         self.watches: WatchControl = watches or PendingFileWatches()
         self.events = events
         self.clock: Clock = clock or SystemClock()
+        self.private_paths = [Path(p) for p in private_paths]
         self._connections: dict[tuple[str, str, str | None], tuple[Connection, float]] = {}
 
     async def _connect(self, entry: AgentEntry) -> Connection:
@@ -254,8 +260,9 @@ class A2ATool:
             raise ToolError("message is required for send")
         context_id = self._opt_str(args, "contextId")
         task_id = self._opt_str(args, "taskId")
+        cap = self.settings.max_file_bytes
         file_parts = (
-            await asyncio.to_thread(read_attachments, workspace, files, self.settings.max_file_bytes) if files else []
+            await asyncio.to_thread(read_attachments, workspace, files, cap, self.private_paths) if files else []
         )
         message = Message(
             message_id=uuid.uuid4().hex,
