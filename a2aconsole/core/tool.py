@@ -4,7 +4,8 @@
 result or error ever holds a key (keys stay inside `client.py`'s per-call headers). `agents.json` is
 read afresh on every call. Files under `.volcanic/` or the console's data folder are never attached
 (`attachments.py`). A send that outlives `WaitSeconds` is handed to a watch: its record is written
-to `pending.json` first (the files are the truth), then the watch control is told to arm it.
+to `pending.json` first (the files are the truth), then the watch control is told to arm it. A watch
+the tool ends (`cancel`, a settled `status`) has its push config removed from the agent.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .config import ClientSettings
 from .errors import A2AConsoleError, FileFormatError, ToolError
 from .events import ERROR, QUESTION, RESULT, SENT, STATE, Event, EventSink
 from .pending import WatchRecord
+from .push import remove_push_config
 from .results import (
     WORKING_NOTE,
     has_files,
@@ -492,10 +494,18 @@ class A2ATool:
         out = await self._finish(task, entry.name, workspace, target)
         if is_settled(out["state"]):
             try:
-                await self.watches.stop_watching(workspace, target, entry.name, task_id)
+                stopped = await self.watches.stop_watching(workspace, target, entry.name, task_id)
             except FileFormatError as e:
                 out["warning"] = f"{e}; a watch of this task may still deliver its result"
+            else:
+                await self._end_push(conn, stopped)
         return out
+
+    @staticmethod
+    async def _end_push(conn: Connection, stopped: WatchRecord | None) -> None:
+        """The watch ended here: the agent must stop pushing to it (bounded, best effort)."""
+        if stopped is not None and stopped.source == "push":
+            await remove_push_config(conn, stopped)
 
     # cancel
 
@@ -517,6 +527,7 @@ class A2ATool:
                 if e.kind not in ("not_cancelable", "terminal"):
                     raise
                 task = await conn.get_task(task_id)
+                await self._end_push(conn, stopped)
                 out = await self._finish(task, entry.name, workspace, target)
                 out["note"] = f"the task had already finished ({out['state']}); it was not canceled"
                 if warning:
@@ -531,6 +542,7 @@ class A2ATool:
             if stopped is not None:
                 await asyncio.shield(self.watches.rearm(workspace, stopped))
             raise
+        await self._end_push(conn, stopped)
         out = await self._finish(task, entry.name, workspace, target)
         if stopped is not None:
             out["note"] = "canceled; the watch of this task ended"

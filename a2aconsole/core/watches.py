@@ -20,7 +20,7 @@ from typing import Any
 
 from a2a.types import Task
 
-from .client import Remote, RemoteError
+from .client import Remote
 from .clock import Clock
 from .config import ClientSettings
 from .connections import ConnectionPool
@@ -39,7 +39,7 @@ from .events import (
 )
 from .pending import WatchRecord
 from .pending_batch import BatchTx, PendingBatcher
-from .push import push_task_id, token_matches
+from .push import PUSH_REMOVAL_TIMEOUT, push_task_id, remove_push_config, token_matches
 from .results import has_files, is_interrupted, outcome_event, result_text, state_name, task_outcome
 from .sources import MAX_CONCURRENT_CHECKS, Following, WatchEnd, WatchGone, WatchState
 from .workspace import Workspace
@@ -167,8 +167,8 @@ class WatchRegistry(Following):
         if w is not None and w.runner is not None:
             w.runner.cancel()
         if rec is not None:
-            # The push config stays: a cancel that fails re-arms this very watch (same id and token), and
-            # a push for a stopped watch is only answered 404.
+            # The push config stays here: a cancel that fails re-arms this very watch (same id and token);
+            # the tool removes it once the watch has ended for good (cancel done, task settled).
             await self._emit(self._event(WATCH_ENDED, ws, rec, data={"reason": "stopped", "watchId": rec.watch_id}))
         return rec
 
@@ -433,12 +433,19 @@ class WatchRegistry(Following):
             await self._deliver(ws, rec)
 
     async def _delete_push(self, ws: Workspace, rec: WatchRecord) -> None:
-        """Best effort: the agent may be gone, or have dropped the config with the task."""
-        with contextlib.suppress(RemoteError, WatchEnd):
+        """The watch ended (settled, question, timeout, agent removed): the agent must stop pushing to it.
+        In the background, so it never holds up the delivery; bounded and best effort (`remove_push_config`).
+        A removed agent is reached through its last connection, if this process still has one."""
+        try:
             entry = self.pool.agents(ws).get(rec.agent)
+            conn = self.pool.cached(ws, rec.agent)
             if entry is not None:
-                conn = await self.pool.get(ws, entry)
-                await conn.delete_push(rec.task_id, rec.watch_id)
+                conn = await asyncio.wait_for(self.pool.get(ws, entry), PUSH_REMOVAL_TIMEOUT)
+        except Exception as e:  # unreachable agent, timeout: nothing to do but say so
+            log.warning("push config of watch %s not removed: %s", rec.watch_id, getattr(e, "kind", type(e).__name__))
+            return
+        if conn is not None:
+            await remove_push_config(conn, rec)
 
     # events
 

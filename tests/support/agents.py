@@ -302,6 +302,21 @@ class TestAgent:
             card.security_requirements.append(SecurityRequirement(schemes={name: StringList(list=[])}))
         return card
 
+    async def push_configs(self, task_id: str) -> list[dict[str, Any]]:
+        """The push configs the agent holds for a task, asked through its own A2A API
+        (ListTaskPushNotificationConfigs), as the agent's push sender would see them."""
+        headers = {"A2A-Version": "1.0"}
+        if self.options.key:
+            headers["Authorization" if self.options.bearer_only else "X-API-Key"] = (
+                f"Bearer {self.options.key}" if self.options.bearer_only else self.options.key
+            )
+        body = {"jsonrpc": "2.0", "id": 1, "method": "ListTaskPushNotificationConfigs", "params": {"taskId": task_id}}
+        async with httpx.AsyncClient() as http:
+            resp = await http.post(self.url, json=body, headers=headers)
+        answer = resp.json()
+        assert "result" in answer, answer
+        return list(answer["result"].get("configs", []))
+
     def gate(self, name: str) -> asyncio.Event:
         ev = self._gates.get(name)
         if ev is None:
