@@ -1,11 +1,13 @@
 """The `a2a` tool: `agents`, `send`, `status`, `cancel`, one object for the model, the console, the CLI and the API.
 
-`run` never raises: every failure becomes `{"error": "..."}` naming the agent and what to do, and no
-result or error ever holds a key (keys stay inside `client.py`'s per-call headers). `agents.json` is
-read afresh on every call. Files under `.volcanic/` or the console's data folder are never attached
-(`attachments.py`). A send that outlives `WaitSeconds` is handed to a watch: its record is written
-to `pending.json` first (the files are the truth), then the watch control is told to arm it. A watch
-the tool ends (`cancel`, a settled `status`) has its push config removed from the agent.
+`run` never raises: every failure becomes `{"error": "..."}` naming the agent and what to do. The key
+goes out only in `client.py`'s per-call headers, and whatever the answer (an agent may echo its key or
+push token), the result, errors and events pass one `Scrubber` on their way out: secrets masked, files
+named relative to the workspace. Files under `.volcanic/` or the console's data folder are never
+attached (`attachments.py`). `agents.json` is read afresh on every call. A send that outlives
+`WaitSeconds` is handed to a watch: its record is written to `pending.json` first (the files are the
+truth), then the watch control is told to arm it. A watch the tool ends (`cancel`, a settled `status`)
+has its push config removed from the agent.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from .results import (
     state_name,
     task_outcome,
 )
+from .scrubber import Scrubbers
 from .watch_control import PendingFileWatches, WatchControl, same_watch
 from .workspace import Workspace
 
@@ -124,6 +127,7 @@ class A2ATool:
         self.events = events
         self.clock: Clock = clock or SystemClock()
         self.private_paths = [Path(p) for p in private_paths]
+        self.scrubbers = Scrubbers()
         self._connections: dict[tuple[str, str, str | None], tuple[Connection, float]] = {}
 
     async def _connect(self, entry: AgentEntry) -> Connection:
@@ -146,7 +150,20 @@ class A2ATool:
     # entry point
 
     async def run(self, action: str, args: dict[str, Any] | None, target: str) -> dict[str, Any]:
-        """Do one action for a chat target; never raises (except cancellation of the caller)."""
+        """Do one action for a chat target; never raises (except cancellation of the caller). The answer is
+        scrubbed of the workspace's keys, push tokens and absolute path."""
+        result = await self._run(action, args, target)
+        workspace = self._workspace(target)
+        return self.scrubbers.for_workspace(workspace)(result) if workspace is not None else result
+
+    def _workspace(self, target: str) -> Workspace | None:
+        try:
+            return self.workspace_for(target)
+        except Exception:
+            log.exception("workspace_for(%r) failed", target)
+            return None
+
+    async def _run(self, action: str, args: dict[str, Any] | None, target: str) -> dict[str, Any]:
         args = dict(args or {})
         agent = args.get("agent") if isinstance(args.get("agent"), str) else ""
         try:
@@ -187,7 +204,7 @@ class A2ATool:
         if af.problems:
             result["problems"] = af.problems
         if not af.entries and not af.problems:
-            result["note"] = f"no agents yet: add them to {af.path}"
+            result["note"] = f"no agents yet: add them to {workspace.relative(af.path)}"
         return result
 
     async def _describe(self, entry: AgentEntry) -> dict[str, Any]:
@@ -237,7 +254,8 @@ class A2ATool:
             if bad:
                 raise ToolError(f'agent "{name}" has an invalid entry: {"; ".join(bad)}')
             known = ", ".join(e.name for e in af.entries) or "none"
-            raise ToolError(f'unknown agent "{name}" (known: {known}); use action=agents, or add it to {af.path}')
+            where = workspace.relative(af.path)
+            raise ToolError(f'unknown agent "{name}" (known: {known}); use action=agents, or add it to {where}')
         return entry
 
     @staticmethod
@@ -344,7 +362,8 @@ class A2ATool:
             if exc is None:
                 return follower.result()
             # the task runs on remotely: hand it to a watch, which retries, rather than lose it
-            log.warning("following task %s failed (%s); a watch takes over", task.id, exc)
+            kind = getattr(exc, "kind", type(exc).__name__)  # not its text: an agent's error may echo its key
+            log.warning("following task %s failed (%s); a watch takes over", task.id, kind)
             return latest[0]
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await follower
@@ -568,20 +587,19 @@ class A2ATool:
         if self.events is None:
             return
         try:
-            await self.events.emit(
-                Event(
-                    kind=kind,
-                    workspace=str(workspace.root),
-                    agent=agent,
-                    task_id=task_id,
-                    at=self.clock.now(),
-                    context_id=context_id,
-                    target=target,
-                    state=state,
-                    text=text,
-                    data=data or {},
-                )
+            event = Event(
+                kind=kind,
+                workspace=str(workspace.root),
+                agent=agent,
+                task_id=task_id,
+                at=self.clock.now(),
+                context_id=context_id,
+                target=target,
+                state=state,
+                text=text,
+                data=data or {},
             )
+            await self.events.emit(self.scrubbers.for_workspace(workspace).event(event))
         except Exception:
             log.exception("event sink failed for %s", kind)
 

@@ -16,6 +16,7 @@ import contextlib
 import logging
 from collections.abc import Coroutine, Iterable
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from a2a.types import Task
@@ -41,6 +42,7 @@ from .pending import WatchRecord
 from .pending_batch import BatchTx, PendingBatcher
 from .push import PUSH_REMOVAL_TIMEOUT, push_task_id, remove_push_config, token_matches
 from .results import has_files, is_interrupted, outcome_event, result_text, state_name, task_outcome
+from .scrubber import Scrubbers
 from .sources import MAX_CONCURRENT_CHECKS, Following, WatchEnd, WatchGone, WatchState
 from .workspace import Workspace
 
@@ -70,6 +72,7 @@ class WatchRegistry(Following):
         self.events: EventSink = events or NullSink()
         self.pool = ConnectionPool(remote)
         self._batch = PendingBatcher()
+        self.scrubbers = Scrubbers()
         # Thousands of watches fall due together (a restart, a shared backoff step): 16 GetTasks at a time
         # keep the shared client's pool small and warm (httpcore's pool work grows with the square of its
         # connections: 32 in flight cost twice the CPU per poll of 16, for no more throughput).
@@ -250,28 +253,31 @@ class WatchRegistry(Following):
     # the console
 
     def snapshot(self) -> list[dict[str, Any]]:
-        """The watches this process follows now, for the console's watch table."""
+        """The watches this process follows now, for the console's watch table (errors and ids scrubbed)."""
         now = self.clock.now()
         rows = []
         for w in self._watches.values():
+            scrub = self.scrubbers.for_workspace(w.ws)
             r = w.record
             age = None
             with contextlib.suppress(ValueError):
                 age = (now - datetime.fromisoformat(r.started_at)).total_seconds()
             rows.append(
-                {
-                    "watchId": r.watch_id,
-                    "workspace": str(w.ws.root),
-                    "target": r.target,
-                    "agent": r.agent,
-                    "taskId": r.task_id,
-                    "contextId": r.context_id,
-                    "source": w.source,
-                    "state": w.state,
-                    "ageSeconds": age,
-                    "lastError": w.error,
-                    "checkedAt": w.checked_at.isoformat() if w.checked_at else None,
-                }
+                scrub(
+                    {
+                        "watchId": r.watch_id,
+                        "workspace": str(w.ws.root),
+                        "target": r.target,
+                        "agent": r.agent,
+                        "taskId": r.task_id,
+                        "contextId": r.context_id,
+                        "source": w.source,
+                        "state": w.state,
+                        "ageSeconds": age,
+                        "lastError": w.error,
+                        "checkedAt": w.checked_at.isoformat() if w.checked_at else None,
+                    }
+                )
             )
         return rows
 
@@ -354,6 +360,8 @@ class WatchRegistry(Following):
             outcome = await asyncio.to_thread(task_outcome, task, r.agent, w.ws, self.settings.max_file_bytes)
         else:
             outcome = task_outcome(task, r.agent, w.ws, self.settings.max_file_bytes)
+        # scrubbed once, here: the kept text (shown in pages, delivered to the chat) and the events come from it
+        outcome = self.scrubbers.for_workspace(w.ws)(outcome)
         reason = "question" if is_interrupted(state) else "settled"
         await self._finish(w, result_text(outcome), reason, state=state, outcome=outcome)
 
@@ -463,6 +471,7 @@ class WatchRegistry(Following):
 
     async def _emit(self, event: Event) -> None:
         try:
-            await self.events.emit(event)
+            ws = self._workspaces.get(Path(event.workspace)) or Workspace(event.workspace)
+            await self.events.emit(self.scrubbers.for_workspace(ws).event(event))
         except Exception:
             log.exception("event sink failed on %s", event.kind)

@@ -1,9 +1,11 @@
-"""A watch that ends for any reason (cancel, a settled status, its result, timeout, agent removed) takes its
-push config off the agent, so the agent stops pushing to it. Real loopback agents, a fake clock."""
+"""Watches and secrets: what a watch delivers is scrubbed of the keys an agent echoes, and a watch that
+ends for any reason (cancel, a settled status, its result, timeout, agent removed) takes its push config
+off the agent, so the agent stops pushing to it. Real loopback agents, a fake clock."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -11,6 +13,7 @@ import pytest
 
 from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.config import ClientSettings
+from a2aconsole.core.scrubber import MASK
 from a2aconsole.core.tool import A2ATool
 from a2aconsole.core.watch_control import PendingFileWatches
 from a2aconsole.core.watches import WatchRegistry
@@ -81,6 +84,41 @@ async def pushed(
             return agent, reg, delivery, sink, task, rec
 
         yield start
+
+
+async def test_a_key_echoed_to_a_watch_is_masked_in_its_delivery_and_events(
+    make_agent, workspace, remote, clock, registry_for
+) -> None:
+    agent = make_agent(streaming=False, push=False, key=KEY)
+    workspace.save_agents([{"name": "bot", "url": agent.url, "key": KEY}], None)
+    reg, delivery, sink = registry_for(workspace)
+    task = await start_task(remote, workspace, "bot", "leak hold g")
+    await reg.arm(workspace, await add_record(workspace, task, "bot", clock))
+    await clock.until(lambda s: s == [15.0])
+    agent.release("g")
+    await eventually(lambda: task.id in agent.finished, what="the agent to finish")
+    await clock.advance(15)
+    [(_, text)] = await delivery.wait_for(1)
+    assert agent.received[0].headers["x-api-key"] == KEY
+    assert f"the key was {MASK}" in text and KEY not in text
+    events = json.dumps([e.to_json() for e in sink.events])
+    assert KEY not in events and f"the key was {MASK}" in events
+    assert {"result", "delivered"} <= set(sink.kinds())
+
+
+async def test_a_key_in_a_watch_error_is_masked_in_the_watch_table(
+    make_agent, workspace, remote, clock, registry_for
+) -> None:
+    agent = make_agent(streaming=False, push=False, key=KEY)
+    workspace.save_agents([{"name": "bot", "url": agent.url, "key": KEY}], None)
+    reg, _, _ = registry_for(workspace)
+    task = await start_task(remote, workspace, "bot", "hold e")
+    rec = await add_record(workspace, task, "bot", clock)
+    await reg.arm(workspace, rec)
+    await clock.until(lambda s: s == [15.0])
+    reg._watches[rec.watch_id].error = f'agent "bot" answered an error to status: InvalidParams: bad key {KEY}'
+    [row] = reg.snapshot()
+    assert row["lastError"].endswith(f"bad key {MASK}") and KEY not in json.dumps(row)
 
 
 async def test_cancel_takes_the_push_config_off_the_agent(pushed, workspace, remote, clock) -> None:

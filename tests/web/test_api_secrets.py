@@ -1,5 +1,5 @@
-"""The JSON tool API, end to end, against a caller after the console's secrets: its own files are never
-attached."""
+"""The JSON tool API, end to end, against a caller and an agent after the console's secrets: the
+console's own files are never attached, an echoed key is masked, and answers never show server paths."""
 
 from __future__ import annotations
 
@@ -67,3 +67,15 @@ async def test_the_console_state_cannot_be_attached_through_the_api(
             "error": f"file {path!r} is the console's own state (agent keys, push tokens); it can never be attached"
         }
     assert echo.received == []
+
+
+async def test_an_echoed_key_and_server_paths_never_reach_the_host(call, echo: TestAgent, workspace: Workspace) -> None:
+    leaked = await call({"action": "send", "agent": "echo", "message": "leak"})
+    assert echo.received[0].headers["x-api-key"] == KEY
+    assert leaked["state"] == "completed" and leaked["text"] == "the key was ***"
+    refused = await call({"action": "send", "agent": "echo", "message": "leak error"})
+    assert "refused: the key was ***" in refused["error"]
+    unknown = await call({"action": "send", "agent": "nobody", "message": "hi"})
+    assert unknown["error"].endswith("or add it to .volcanic/a2a/agents.json")
+    answers = json.dumps([leaked, refused, unknown])
+    assert KEY not in answers and str(workspace.root) not in answers
