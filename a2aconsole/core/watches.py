@@ -253,7 +253,8 @@ class WatchRegistry(Following):
     # the console
 
     def snapshot(self) -> list[dict[str, Any]]:
-        """The watches this process follows now, for the console's watch table (errors and ids scrubbed)."""
+        """The watches this process follows now, for the console's watch table. What the agent made (its task
+        and context ids, its error texts) is scrubbed; the rest is the console's own."""
         now = self.clock.now()
         rows = []
         for w in self._watches.values():
@@ -263,21 +264,19 @@ class WatchRegistry(Following):
             with contextlib.suppress(ValueError):
                 age = (now - datetime.fromisoformat(r.started_at)).total_seconds()
             rows.append(
-                scrub(
-                    {
-                        "watchId": r.watch_id,
-                        "workspace": str(w.ws.root),
-                        "target": r.target,
-                        "agent": r.agent,
-                        "taskId": r.task_id,
-                        "contextId": r.context_id,
-                        "source": w.source,
-                        "state": w.state,
-                        "ageSeconds": age,
-                        "lastError": w.error,
-                        "checkedAt": w.checked_at.isoformat() if w.checked_at else None,
-                    }
-                )
+                {
+                    "watchId": r.watch_id,
+                    "workspace": str(w.ws.root),
+                    "target": r.target,
+                    "agent": r.agent,
+                    "taskId": scrub.text(r.task_id),
+                    "contextId": scrub.text(r.context_id),
+                    "source": w.source,
+                    "state": w.state,
+                    "ageSeconds": age,
+                    "lastError": scrub.text(w.error),
+                    "checkedAt": w.checked_at.isoformat() if w.checked_at else None,
+                }
             )
         return rows
 

@@ -24,11 +24,18 @@ def test_short_secrets_are_not_masked() -> None:
 
 
 def test_many_secrets_use_the_prefix_index_and_agree_with_the_regex() -> None:
-    tokens = [secrets.token_urlsafe(32) for _ in range(300)]
-    text = f"start {tokens[7]}{tokens[250]} and {tokens[299][:20]} {tokens[0]}!"
-    expect = f"start {MASK}{MASK} and {tokens[299][:20]} {MASK}!"
+    tokens = [secrets.token_urlsafe(32) for _ in range(10_000)]
+    text = f"start {tokens[7]}{tokens[9_999]} and {tokens[42][:20]} {tokens[0]}!"
+    expect = f"start {MASK}{MASK} and {tokens[42][:20]} {MASK}!"
     assert Scrubber(tokens).text(text) == expect
-    assert Scrubber([tokens[7], tokens[250], tokens[0]]).text(text) == expect
+    assert Scrubber([tokens[7], tokens[9_999], tokens[0]]).text(text) == expect
+
+
+def test_overlapping_secrets_mask_the_first_and_longest() -> None:
+    few = ["12345678", "45678901", "x-12345678-y"]
+    many = few + [str(n) * 8 for n in range(70)]  # past the regex: the prefix index
+    for s in (Scrubber(few), Scrubber(many)):
+        assert s.text("a 123456789012 b x-12345678-y c") == f"a {MASK}9012 b {MASK} c"
 
 
 def test_nested_values_and_events_are_scrubbed(tmp_path) -> None:
