@@ -2,7 +2,9 @@
 
 Paths are confined to the workspace after resolving symlinks; only regular files are read (a FIFO, device
 or folder is refused before anything opens it, so it can never hang the call); all files together are
-capped at `MaxFileBytes`.
+capped at `MaxFileBytes`. The console's own state is never attached, whatever the path's case, `..` or
+symlinks: nothing under a `.volcanic/` folder (agent keys, push tokens, locks, temp files) and nothing
+under the private paths the caller names (the data folder: database, secret key, set-up token).
 """
 
 from __future__ import annotations
@@ -10,16 +12,36 @@ from __future__ import annotations
 import mimetypes
 import os
 import stat
-from pathlib import Path
+from collections.abc import Sequence
+from pathlib import Path, PurePath
 
 from a2a.types import Part
 
 from .errors import ToolError
 from .workspace import Workspace
 
+STATE_FOLDER = ".volcanic"
 
-def read_attachments(workspace: Workspace, paths: list[str], cap: int) -> list[Part]:
-    """File parts from workspace paths: confined to the workspace, regular files only, capped together.
+
+def _under(path: PurePath, root: PurePath) -> bool:
+    """`path` is `root` or inside it, compared without case (a case-insensitive file system is one folder)."""
+    p, r = str(path).casefold(), str(root).casefold().rstrip(os.sep)
+    return p == r or p.startswith(r + os.sep)
+
+
+def is_console_state(root: Path, raw: str, real: Path, private: Sequence[Path]) -> bool:
+    """True for the console's own files: a `.volcanic` folder anywhere below the workspace on the path as given
+    or as resolved (a nested workspace's too), or anything under a private path, itself resolved too."""
+    given = () if os.path.isabs(raw) else PurePath(os.path.normpath(raw)).parts
+    resolved = real.relative_to(root).parts if real.is_relative_to(root) else real.parts
+    if any(part.casefold() == STATE_FOLDER for part in (*given, *resolved)):
+        return True
+    return any(_under(real, Path(os.path.realpath(p))) or _under(real, p) for p in private)
+
+
+def read_attachments(workspace: Workspace, paths: list[str], cap: int, private: Sequence[Path] = ()) -> list[Part]:
+    """File parts from workspace paths: confined to the workspace, never the console's state (`.volcanic/`,
+    `private`), regular files only, capped together.
 
     The type of each path is checked with stat before anything opens it, and the open is non-blocking and
     re-checked on the descriptor, so a FIFO or device can never hang the call.
@@ -32,6 +54,10 @@ def read_attachments(workspace: Workspace, paths: list[str], cap: int) -> list[P
             real = Path(os.path.realpath(root / raw))
         except (OSError, ValueError) as e:
             raise ToolError(f"file {raw!r}: {e}") from None
+        if is_console_state(root, raw, real, private):
+            raise ToolError(
+                f"file {raw!r} is the console's own state (agent keys, push tokens); it can never be attached"
+            )
         if not real.is_relative_to(root) or real == root:
             raise ToolError(f"file {raw!r} is outside the workspace; attach only files inside it")
         try:

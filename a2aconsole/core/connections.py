@@ -68,6 +68,10 @@ class ConnectionPool:
         if not fut.cancelled() and fut.exception() is None and (current is None or current[1] is fut):
             self._conns[key] = fut.result()
 
+    def cached(self, ws: Workspace, name: str) -> Connection | None:
+        """The last connection made for the agent `name`, if any (it may have left `agents.json` since)."""
+        return self._conns.get((ws.root, name))
+
     def drop(self, ws: Workspace, conn: Connection | None) -> None:
         """Forget a connection after a failed call, so the next check fetches the card again."""
         key = (ws.root, conn.entry.name if conn is not None else "")

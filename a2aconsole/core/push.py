@@ -1,9 +1,19 @@
-"""The push notification a remote agent sends to `/a2a/push/<watchId>`: its token and the task it is about."""
+"""Push notifications: what a remote agent sends to `/a2a/push/<watchId>` (its token, the task it is about),
+and removing the agent's push config once the watch ends."""
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
+import logging
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .client import Connection
+    from .pending import WatchRecord
+
+log = logging.getLogger(__name__)
 
 
 def push_task_id(body: bytes) -> str | None:
@@ -31,3 +41,29 @@ def token_matches(expected: str | None, given: str | None) -> bool:
     if not expected or not given:
         return False
     return hmac.compare_digest(expected.encode(), given.encode())
+
+
+PUSH_REMOVAL_TIMEOUT = 10.0
+
+
+async def remove_push_config(conn: Connection, record: WatchRecord, timeout: float = PUSH_REMOVAL_TIMEOUT) -> bool:
+    """Ask the agent to forget the push config of an ended watch, so it stops pushing to a removed watch.
+
+    Best effort, bounded by `timeout`: the agent may be gone or may have dropped the config with the task.
+    A failure is logged by agent, task and kind only (an agent's error text may echo its key); never raises.
+    """
+    try:
+        await asyncio.wait_for(conn.delete_push(record.task_id, record.watch_id), timeout)
+    except asyncio.CancelledError:
+        raise
+    except Exception as e:
+        kind = getattr(e, "kind", type(e).__name__)
+        log.warning(
+            'push config of watch %s (agent "%s", task %s) not removed: %s',
+            record.watch_id,
+            record.agent,
+            record.task_id,
+            kind,
+        )
+        return False
+    return True

@@ -1,9 +1,13 @@
 """The `a2a` tool: `agents`, `send`, `status`, `cancel`, one object for the model, the console, the CLI and the API.
 
-`run` never raises: every failure becomes `{"error": "..."}` naming the agent and what to do, and no
-result or error ever holds a key (keys stay inside `client.py`'s per-call headers). `agents.json` is
-read afresh on every call. A send that outlives `WaitSeconds` is handed to a watch: its record is written
-to `pending.json` first (the files are the truth), then the watch control is told to arm it.
+`run` never raises: every failure becomes `{"error": "..."}` naming the agent and what to do. The key
+goes out only in `client.py`'s per-call headers, and whatever the answer (an agent may echo its key or
+push token), the result, errors and events pass one `Scrubber` on their way out: secrets masked, files
+named relative to the workspace. Files under `.volcanic/` or the console's data folder are never
+attached (`attachments.py`). `agents.json` is read afresh on every call. A send that outlives
+`WaitSeconds` is handed to a watch: its record is written to `pending.json` first (the files are the
+truth), then the watch control is told to arm it. A watch the tool ends (`cancel`, a settled `status`)
+has its push config removed from the agent.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ import contextlib
 import logging
 import secrets
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from a2a.types import Message, Part, Role, Task, TaskArtifactUpdateEvent
@@ -26,6 +31,7 @@ from .config import ClientSettings
 from .errors import A2AConsoleError, FileFormatError, ToolError
 from .events import ERROR, QUESTION, RESULT, SENT, STATE, Event, EventSink
 from .pending import WatchRecord
+from .push import remove_push_config
 from .results import (
     WORKING_NOTE,
     has_files,
@@ -38,6 +44,7 @@ from .results import (
     state_name,
     task_outcome,
 )
+from .scrubber import Scrubbers
 from .watch_control import PendingFileWatches, WatchControl, same_watch
 from .workspace import Workspace
 
@@ -108,7 +115,10 @@ class A2ATool:
         watches: WatchControl | None = None,
         events: EventSink | None = None,
         clock: Clock | None = None,
+        private_paths: Sequence[str | Path] = (),
     ) -> None:
+        """`private_paths`: the console's own files and folders besides each workspace's `.volcanic/` (the data
+        folder, the database): never attachable."""
         self.remote = remote
         self.settings = settings
         self.workspace_for = workspace_for
@@ -116,6 +126,8 @@ class A2ATool:
         self.watches: WatchControl = watches or PendingFileWatches()
         self.events = events
         self.clock: Clock = clock or SystemClock()
+        self.private_paths = [Path(p) for p in private_paths]
+        self.scrubbers = Scrubbers()
         self._connections: dict[tuple[str, str, str | None], tuple[Connection, float]] = {}
 
     async def _connect(self, entry: AgentEntry) -> Connection:
@@ -138,7 +150,20 @@ class A2ATool:
     # entry point
 
     async def run(self, action: str, args: dict[str, Any] | None, target: str) -> dict[str, Any]:
-        """Do one action for a chat target; never raises (except cancellation of the caller)."""
+        """Do one action for a chat target; never raises (except cancellation of the caller). The answer is
+        scrubbed of the workspace's keys, push tokens and absolute path."""
+        result = await self._run(action, args, target)
+        workspace = self._workspace(target)
+        return self.scrubbers.for_workspace(workspace)(result) if workspace is not None else result
+
+    def _workspace(self, target: str) -> Workspace | None:
+        try:
+            return self.workspace_for(target)
+        except Exception:
+            log.exception("workspace_for(%r) failed", target)
+            return None
+
+    async def _run(self, action: str, args: dict[str, Any] | None, target: str) -> dict[str, Any]:
         args = dict(args or {})
         agent = args.get("agent") if isinstance(args.get("agent"), str) else ""
         try:
@@ -179,7 +204,7 @@ class A2ATool:
         if af.problems:
             result["problems"] = af.problems
         if not af.entries and not af.problems:
-            result["note"] = f"no agents yet: add them to {af.path}"
+            result["note"] = f"no agents yet: add them to {workspace.relative(af.path)}"
         return result
 
     async def _describe(self, entry: AgentEntry) -> dict[str, Any]:
@@ -229,7 +254,8 @@ class A2ATool:
             if bad:
                 raise ToolError(f'agent "{name}" has an invalid entry: {"; ".join(bad)}')
             known = ", ".join(e.name for e in af.entries) or "none"
-            raise ToolError(f'unknown agent "{name}" (known: {known}); use action=agents, or add it to {af.path}')
+            where = workspace.relative(af.path)
+            raise ToolError(f'unknown agent "{name}" (known: {known}); use action=agents, or add it to {where}')
         return entry
 
     @staticmethod
@@ -254,8 +280,9 @@ class A2ATool:
             raise ToolError("send needs a message or files")
         context_id = self._opt_str(args, "contextId")
         task_id = self._opt_str(args, "taskId")
+        cap = self.settings.max_file_bytes
         file_parts = (
-            await asyncio.to_thread(read_attachments, workspace, files, self.settings.max_file_bytes) if files else []
+            await asyncio.to_thread(read_attachments, workspace, files, cap, self.private_paths) if files else []
         )
         message = Message(
             message_id=uuid.uuid4().hex,
@@ -335,7 +362,8 @@ class A2ATool:
             if exc is None:
                 return follower.result()
             # the task runs on remotely: hand it to a watch, which retries, rather than lose it
-            log.warning("following task %s failed (%s); a watch takes over", task.id, exc)
+            kind = getattr(exc, "kind", type(exc).__name__)  # not its text: an agent's error may echo its key
+            log.warning("following task %s failed (%s); a watch takes over", task.id, kind)
             return latest[0]
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await follower
@@ -485,10 +513,18 @@ class A2ATool:
         out = await self._finish(task, entry.name, workspace, target)
         if is_settled(out["state"]):
             try:
-                await self.watches.stop_watching(workspace, target, entry.name, task_id)
+                stopped = await self.watches.stop_watching(workspace, target, entry.name, task_id)
             except FileFormatError as e:
                 out["warning"] = f"{e}; a watch of this task may still deliver its result"
+            else:
+                await self._end_push(conn, stopped)
         return out
+
+    @staticmethod
+    async def _end_push(conn: Connection, stopped: WatchRecord | None) -> None:
+        """The watch ended here: the agent must stop pushing to it (bounded, best effort)."""
+        if stopped is not None and stopped.source == "push":
+            await remove_push_config(conn, stopped)
 
     # cancel
 
@@ -510,6 +546,7 @@ class A2ATool:
                 if e.kind not in ("not_cancelable", "terminal"):
                     raise
                 task = await conn.get_task(task_id)
+                await self._end_push(conn, stopped)
                 out = await self._finish(task, entry.name, workspace, target)
                 out["note"] = f"the task had already finished ({out['state']}); it was not canceled"
                 if warning:
@@ -524,6 +561,7 @@ class A2ATool:
             if stopped is not None:
                 await asyncio.shield(self.watches.rearm(workspace, stopped))
             raise
+        await self._end_push(conn, stopped)
         out = await self._finish(task, entry.name, workspace, target)
         if stopped is not None:
             out["note"] = "canceled; the watch of this task ended"
@@ -549,20 +587,19 @@ class A2ATool:
         if self.events is None:
             return
         try:
-            await self.events.emit(
-                Event(
-                    kind=kind,
-                    workspace=str(workspace.root),
-                    agent=agent,
-                    task_id=task_id,
-                    at=self.clock.now(),
-                    context_id=context_id,
-                    target=target,
-                    state=state,
-                    text=text,
-                    data=data or {},
-                )
+            event = Event(
+                kind=kind,
+                workspace=str(workspace.root),
+                agent=agent,
+                task_id=task_id,
+                at=self.clock.now(),
+                context_id=context_id,
+                target=target,
+                state=state,
+                text=text,
+                data=data or {},
             )
+            await self.events.emit(self.scrubbers.for_workspace(workspace).event(event))
         except Exception:
             log.exception("event sink failed for %s", kind)
 

@@ -16,11 +16,12 @@ import contextlib
 import logging
 from collections.abc import Coroutine, Iterable
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from a2a.types import Task
 
-from .client import Remote, RemoteError
+from .client import Remote
 from .clock import Clock
 from .config import ClientSettings
 from .connections import ConnectionPool
@@ -39,8 +40,9 @@ from .events import (
 )
 from .pending import WatchRecord
 from .pending_batch import BatchTx, PendingBatcher
-from .push import push_task_id, token_matches
+from .push import PUSH_REMOVAL_TIMEOUT, push_task_id, remove_push_config, token_matches
 from .results import has_files, is_interrupted, outcome_event, result_text, state_name, task_outcome
+from .scrubber import Scrubbers
 from .sources import MAX_CONCURRENT_CHECKS, Following, WatchEnd, WatchGone, WatchState
 from .workspace import Workspace
 
@@ -70,6 +72,7 @@ class WatchRegistry(Following):
         self.events: EventSink = events or NullSink()
         self.pool = ConnectionPool(remote)
         self._batch = PendingBatcher()
+        self.scrubbers = Scrubbers()
         # Thousands of watches fall due together (a restart, a shared backoff step): 16 GetTasks at a time
         # keep the shared client's pool small and warm (httpcore's pool work grows with the square of its
         # connections: 32 in flight cost twice the CPU per poll of 16, for no more throughput).
@@ -168,8 +171,8 @@ class WatchRegistry(Following):
         if w is not None and w.runner is not None:
             w.runner.cancel()
         if rec is not None:
-            # The push config stays: a cancel that fails re-arms this very watch (same id and token), and
-            # a push for a stopped watch is only answered 404.
+            # The push config stays here: a cancel that fails re-arms this very watch (same id and token);
+            # the tool removes it once the watch has ended for good (cancel done, task settled).
             await self._emit(self._event(WATCH_ENDED, ws, rec, data={"reason": "stopped", "watchId": rec.watch_id}))
         return rec
 
@@ -264,10 +267,12 @@ class WatchRegistry(Following):
     # the console
 
     def snapshot(self) -> list[dict[str, Any]]:
-        """The watches this process follows now, for the console's watch table."""
+        """The watches this process follows now, for the console's watch table. What the agent made (its task
+        and context ids, its error texts) is scrubbed; the rest is the console's own."""
         now = self.clock.now()
         rows = []
         for w in self._watches.values():
+            scrub = self.scrubbers.for_workspace(w.ws)
             r = w.record
             age = None
             with contextlib.suppress(ValueError):
@@ -278,12 +283,12 @@ class WatchRegistry(Following):
                     "workspace": str(w.ws.root),
                     "target": r.target,
                     "agent": r.agent,
-                    "taskId": r.task_id,
-                    "contextId": r.context_id,
+                    "taskId": scrub.text(r.task_id),
+                    "contextId": scrub.text(r.context_id),
                     "source": w.source,
                     "state": w.state,
                     "ageSeconds": age,
-                    "lastError": w.error,
+                    "lastError": scrub.text(w.error),
                     "checkedAt": w.checked_at.isoformat() if w.checked_at else None,
                 }
             )
@@ -368,6 +373,8 @@ class WatchRegistry(Following):
             outcome = await asyncio.to_thread(task_outcome, task, r.agent, w.ws, self.settings.max_file_bytes)
         else:
             outcome = task_outcome(task, r.agent, w.ws, self.settings.max_file_bytes)
+        # scrubbed once, here: the kept text (shown in pages, delivered to the chat) and the events come from it
+        outcome = self.scrubbers.for_workspace(w.ws)(outcome)
         reason = "question" if is_interrupted(state) else "settled"
         await self._finish(w, result_text(outcome), reason, state=state, outcome=outcome)
 
@@ -449,12 +456,19 @@ class WatchRegistry(Following):
             await self._deliver(ws, rec)
 
     async def _delete_push(self, ws: Workspace, rec: WatchRecord) -> None:
-        """Best effort: the agent may be gone, or have dropped the config with the task."""
-        with contextlib.suppress(RemoteError, WatchEnd):
+        """The watch ended (settled, question, timeout, agent removed): the agent must stop pushing to it.
+        In the background, so it never holds up the delivery; bounded and best effort (`remove_push_config`).
+        A removed agent is reached through its last connection, if this process still has one."""
+        try:
             entry = self.pool.agents(ws).get(rec.agent)
+            conn = self.pool.cached(ws, rec.agent)
             if entry is not None:
-                conn = await self.pool.get(ws, entry)
-                await conn.delete_push(rec.task_id, rec.watch_id)
+                conn = await asyncio.wait_for(self.pool.get(ws, entry), PUSH_REMOVAL_TIMEOUT)
+        except Exception as e:  # unreachable agent, timeout: nothing to do but say so
+            log.warning("push config of watch %s not removed: %s", rec.watch_id, getattr(e, "kind", type(e).__name__))
+            return
+        if conn is not None:
+            await remove_push_config(conn, rec)
 
     # events
 
@@ -472,6 +486,7 @@ class WatchRegistry(Following):
 
     async def _emit(self, event: Event) -> None:
         try:
-            await self.events.emit(event)
+            ws = self._workspaces.get(Path(event.workspace)) or Workspace(event.workspace)
+            await self.events.emit(self.scrubbers.for_workspace(ws).event(event))
         except Exception:
             log.exception("event sink failed on %s", event.kind)

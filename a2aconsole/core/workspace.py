@@ -84,6 +84,13 @@ class Workspace:
     def __hash__(self) -> int:
         return hash(self.root)
 
+    def relative(self, path: Path) -> str:
+        """`path` named from the workspace (`.volcanic/a2a/agents.json`): answers never show the server's folders."""
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return path.name
+
     @property
     def lock(self) -> FileLock:
         return lock_for(self.a2a_dir / ".lock")

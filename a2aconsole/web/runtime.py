@@ -22,6 +22,7 @@ import logging
 import os
 import weakref
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -245,6 +246,17 @@ def enabled_workspaces() -> list[Workspace]:
     return list(seen)
 
 
+def console_state_paths() -> list[Path]:
+    """The console's own files the tool must never attach (besides each workspace's `.volcanic/`): the data
+    folder (database, secret key, set-up token, their locks), and a SQLite database kept elsewhere."""
+    paths = [Path(settings.DATA_DIR)]
+    db = settings.DATABASES.get("default", {})
+    name = str(db.get("NAME") or "")
+    if "sqlite" in str(db.get("ENGINE", "")) and name and not name.startswith((":memory:", "file:")):
+        paths += [Path(name + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
+    return paths
+
+
 def _hops_for(target: str) -> int:
     try:
         from a2aconsole.api.hops import hops_for
@@ -270,7 +282,16 @@ def build_runtime(
     remote = Remote(http, call_timeout=cs.call_timeout, card_timeout=cs.card_timeout_seconds)
     delivery = delivery or TargetDelivery()
     events = events or ChannelsBroadcast()
-    tool = A2ATool(remote, cs, delivery.workspace_for, _hops_for, ChannelWatches(), events, clock)
+    tool = A2ATool(
+        remote,
+        cs,
+        delivery.workspace_for,
+        _hops_for,
+        ChannelWatches(),
+        events,
+        clock,
+        private_paths=console_state_paths(),
+    )
     redis_url = os.environ.get("REDIS_URL", "")
     store = RedisLeaseStore(redis_url) if redis_url else None  # several processes: leases that expire
     return Runtime(http, remote, cs, delivery, events, clock, tool, leases=WorkerLeases(store, clock=clock))

@@ -11,6 +11,8 @@ One scripted executor; the first word of the user's text picks the scenario:
 - `bigfile <bytes>`   completes with a file artifact of that many bytes
 - `fail`              fails with `boom: cannot do that`
 - `message`           answers with a message only (no task)
+- `leak`              completes echoing the key header it got (`the key was <header>`), as a hostile agent would;
+                      `leak hold <gate>` does so once released, `leak error` refuses with the key in the error
 
 Agent options (per server): api key required, bearer-only card, streaming, push, extended card,
 message-only, a 0.3 compat server. Every request is recorded (headers lower-case, message parts and metadata).
@@ -118,6 +120,10 @@ class ScriptedExecutor(AgentExecutor):
         if self.agent.options.message_only or text.startswith("message"):
             await event_queue.enqueue_event(new_text_message(f"echo: {text}", context_id=context.context_id))
             return
+        word, _, rest = text.strip().partition(" ")
+        leaked = headers.get("x-api-key") or headers.get("authorization", "")
+        if word == "leak" and rest == "error":
+            raise InvalidParamsError(message=f"refused: the key was {leaked}")
         task = context.current_task
         if task is None and self.agent.options.one_task_per_context and context.context_id in self.agent.busy:
             raise InvalidParamsError(message=f"context {context.context_id} is busy with another task")
@@ -129,7 +135,6 @@ class ScriptedExecutor(AgentExecutor):
             await up.add_artifact([new_text_part(f"got answer: {text}")], name="answer")
             await up.complete(up.new_agent_message([new_text_part(f"got answer: {text}")]))
             return
-        word, _, rest = text.strip().partition(" ")
         if word == "slow":
             await up.start_work(up.new_agent_message([new_text_part("working...")]))
             await asyncio.sleep(float(rest or "1"))
@@ -162,6 +167,13 @@ class ScriptedExecutor(AgentExecutor):
                 [new_raw_part(b"b" * size, media_type="application/octet-stream", filename="big.bin")], name="big"
             )
             await up.complete(up.new_agent_message([new_text_part("big file attached")]))
+        elif word == "leak":
+            if rest.startswith("hold "):
+                await up.start_work(up.new_agent_message([new_text_part("holding")]))
+                await self.agent.gate(rest.removeprefix("hold ")).wait()
+            await up.add_artifact([new_text_part(f"the key was {leaked}")], name="leak")
+            await up.complete(up.new_agent_message([new_text_part(f"the key was {leaked}")]))
+            self.agent.finished.append(task.id)
         elif word == "fail":
             await up.failed(up.new_agent_message([new_text_part("boom: cannot do that")]))
         else:
@@ -301,6 +313,21 @@ class TestAgent:
             card.security_schemes[name].CopyFrom(scheme)
             card.security_requirements.append(SecurityRequirement(schemes={name: StringList(list=[])}))
         return card
+
+    async def push_configs(self, task_id: str) -> list[dict[str, Any]]:
+        """The push configs the agent holds for a task, asked through its own A2A API
+        (ListTaskPushNotificationConfigs), as the agent's push sender would see them."""
+        headers = {"A2A-Version": "1.0"}
+        if self.options.key:
+            headers["Authorization" if self.options.bearer_only else "X-API-Key"] = (
+                f"Bearer {self.options.key}" if self.options.bearer_only else self.options.key
+            )
+        body = {"jsonrpc": "2.0", "id": 1, "method": "ListTaskPushNotificationConfigs", "params": {"taskId": task_id}}
+        async with httpx.AsyncClient() as http:
+            resp = await http.post(self.url, json=body, headers=headers)
+        answer = resp.json()
+        assert "result" in answer, answer
+        return list(answer["result"].get("configs", []))
 
     def gate(self, name: str) -> asyncio.Event:
         ev = self._gates.get(name)

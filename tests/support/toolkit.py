@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -59,6 +60,7 @@ def make_tool(
     watches: Any = None,
     events: EventSink | None = None,
     hops: Callable[[str], int] = lambda t: 0,
+    private_paths: Sequence[Path] = (),
     **settings: Any,
 ) -> A2ATool:
     s = replace(SETTINGS, **settings)
@@ -71,6 +73,7 @@ def make_tool(
         watches=watches or RecordingWatches(),
         events=events,
         clock=clock,
+        private_paths=private_paths,
     )
 
 

@@ -19,6 +19,7 @@ from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.tool import ACTIONS, A2ATool
 from a2aconsole.core.watch_control import PendingFileWatches
 from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.runtime import console_state_paths
 
 CONSOLE_TARGET = "console"
 
@@ -49,6 +50,7 @@ async def run_tool(action: str, args: dict[str, Any], target: str, workspace: Wo
             lambda t: workspace if t == target else None,
             hops_for=lambda t: hops,
             watches=PendingFileWatches(),
+            private_paths=console_state_paths(),
         )
         return await tool.run(action, args, target)
     finally:

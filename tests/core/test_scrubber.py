@@ -1,0 +1,80 @@
+"""The scrubber: which secrets it masks, how, and where it finds them."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from datetime import UTC, datetime
+
+from a2aconsole.core.events import Event
+from a2aconsole.core.pending import WatchRecord, dump_pending
+from a2aconsole.core.scrubber import MASK, Scrubber, Scrubbers, field_values
+from a2aconsole.core.workspace import Workspace
+
+
+def test_masks_every_occurrence_longest_first_and_keeps_the_rest() -> None:
+    s = Scrubber(["abcdefgh", "abcdefgh-longer"])
+    assert s.text("x abcdefgh-longer y abcdefghabcdefgh z") == f"x {MASK} y {MASK}{MASK} z"
+
+
+def test_short_secrets_are_not_masked() -> None:
+    s = Scrubber(["a", "k3y", "1234567"])
+    assert len(s) == 0
+    assert s.text("a k3y 1234567") == "a k3y 1234567"
+
+
+def test_many_secrets_use_the_prefix_index_and_agree_with_the_regex() -> None:
+    tokens = [secrets.token_urlsafe(32) for _ in range(10_000)]
+    text = f"start {tokens[7]}{tokens[9_999]} and {tokens[42][:20]} {tokens[0]}!"
+    expect = f"start {MASK}{MASK} and {tokens[42][:20]} {MASK}!"
+    assert Scrubber(tokens).text(text) == expect
+    assert Scrubber([tokens[7], tokens[9_999], tokens[0]]).text(text) == expect
+
+
+def test_overlapping_secrets_mask_the_first_and_longest() -> None:
+    few = ["12345678", "45678901", "x-12345678-y"]
+    many = few + [str(n) * 8 for n in range(70)]  # past the regex: the prefix index
+    for s in (Scrubber(few), Scrubber(many)):
+        assert s.text("a 123456789012 b x-12345678-y c") == f"a {MASK}9012 b {MASK} c"
+
+
+def test_nested_values_and_events_are_scrubbed(tmp_path) -> None:
+    root = tmp_path / "ws"
+    s = Scrubber(["secret-key-123"], root)
+    value = {"a": ["x secret-key-123", ("secret-key-123",)], "secret-key-123": 3, "n": None, "f": 1.5}
+    assert s(value) == {"a": [f"x {MASK}", (MASK,)], MASK: 3, "n": None, "f": 1.5}
+    assert (
+        s.text(f"{root}/.volcanic/a2a/agents.json is bad; {root}2/x") == f".volcanic/a2a/agents.json is bad; {root}2/x"
+    )
+    ev = Event(
+        "result",
+        str(root),
+        "bot",
+        "secret-key-123",
+        datetime.now(UTC),
+        text="secret-key-123",
+        data={"m": "secret-key-123"},
+    )
+    out = s.event(ev)
+    assert (out.task_id, out.text, out.data, out.workspace) == (MASK, MASK, {"m": MASK}, str(root))
+
+
+def test_keys_of_broken_files_are_still_found() -> None:
+    assert field_values(b'[{"name": "Bad Name", "key": "k-of-a-bad-entry"}]', "key") == ["k-of-a-bad-entry"]
+    broken = b'[{"name": "a", "key": "first-key-\\"quoted\\""}, {"key": "second-key-xx",'
+    assert field_values(broken, "key") == ['first-key-"quoted"', "second-key-xx"]
+    assert field_values(None, "key") == [] and field_values(b"", "key") == []
+
+
+def test_the_workspace_scrubber_follows_the_files(workspace: Workspace) -> None:
+    scrubbers = Scrubbers()
+    first = scrubbers.for_workspace(workspace)
+    assert len(first) == 0 and scrubbers.for_workspace(workspace) is first  # unchanged files: reused
+    workspace.save_agents([{"name": "a", "url": "http://127.0.0.1:1/", "key": "agent-key-1234"}], None)
+    rec = WatchRecord("w", "t", "a", "task", push_token="push-token-5678", source="push")
+    workspace.pending_path.write_bytes(dump_pending([rec]))
+    s = scrubbers.for_workspace(workspace)
+    assert s.text("agent-key-1234 push-token-5678") == f"{MASK} {MASK}"
+    workspace.save_agents([], None)
+    workspace.pending_path.write_text(json.dumps([]), encoding="utf-8")
+    assert len(scrubbers.for_workspace(workspace)) == 0

@@ -1,0 +1,207 @@
+"""Watches and secrets: what a watch delivers is scrubbed of the keys an agent echoes, and a watch that
+ends for any reason (cancel, a settled status, its result, timeout, agent removed) takes its push config
+off the agent, so the agent stops pushing to it. Real loopback agents, a fake clock."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+
+from a2aconsole.core.client import Remote, new_http_client
+from a2aconsole.core.config import ClientSettings
+from a2aconsole.core.scrubber import MASK
+from a2aconsole.core.tool import A2ATool
+from a2aconsole.core.watch_control import PendingFileWatches
+from a2aconsole.core.watches import WatchRegistry
+from a2aconsole.core.workspace import Workspace
+from tests.support.watching import (
+    PushReceiver,
+    SignalClock,
+    WaitableDelivery,
+    WaitableSink,
+    add_record,
+    eventually,
+    start_task,
+)
+
+KEY = "watch-agent-key-0123456789abcdef"
+Registry = tuple[WatchRegistry, WaitableDelivery, WaitableSink]
+
+
+@pytest.fixture
+async def remote() -> AsyncIterator[Remote]:
+    http = new_http_client()
+    yield Remote(http, call_timeout=10.0, card_timeout=5.0)
+    await http.aclose()
+
+
+@pytest.fixture
+def clock() -> SignalClock:
+    return SignalClock()
+
+
+@pytest.fixture
+async def registry_for(remote: Remote, clock: SignalClock) -> AsyncIterator[Callable[..., Registry]]:
+    made: list[WatchRegistry] = []
+
+    def make(ws: Workspace, **settings: Any) -> Registry:
+        delivery = WaitableDelivery({"chat1": ws})
+        sink = WaitableSink()
+        delivery.sink = sink
+        reg = WatchRegistry(remote, ClientSettings(**settings), delivery, clock, sink)
+        made.append(reg)
+        return reg, delivery, sink
+
+    yield make
+    for reg in made:
+        await reg.stop()
+
+
+@pytest.fixture
+async def pushed(
+    make_agent, workspace: Workspace, remote: Remote, clock: SignalClock, registry_for
+) -> AsyncIterator[Callable[..., Any]]:
+    """Start a push watch on a held task: returns (agent, registry, delivery, sink, task, record), once the
+    agent holds the watch's push config."""
+    holder: list[WatchRegistry] = []
+    async with PushReceiver(lambda *a: holder[0].on_push(*a)) as receiver:
+
+        async def start(gate: str, **settings: Any) -> tuple[Any, ...]:
+            agent = make_agent(streaming=False, key=KEY)
+            workspace.save_agents([{"name": "bot", "url": agent.url, "key": KEY}], None)
+            reg, delivery, sink = registry_for(workspace, push_base_url=receiver.url, **settings)
+            holder.append(reg)
+            task = await start_task(remote, workspace, "bot", f"hold {gate}")
+            rec = await add_record(workspace, task, "bot", clock)
+            await reg.arm(workspace, rec)
+            await sink.until(lambda: "working" in sink.states(), what="the first check")
+            [config] = await agent.push_configs(task.id)
+            assert config["id"] == rec.watch_id and config["url"].endswith(f"/a2a/push/{rec.watch_id}")
+            return agent, reg, delivery, sink, task, rec
+
+        yield start
+
+
+async def test_a_key_echoed_to_a_watch_is_masked_in_its_delivery_and_events(
+    make_agent, workspace, remote, clock, registry_for
+) -> None:
+    agent = make_agent(streaming=False, push=False, key=KEY)
+    workspace.save_agents([{"name": "bot", "url": agent.url, "key": KEY}], None)
+    reg, delivery, sink = registry_for(workspace)
+    task = await start_task(remote, workspace, "bot", "leak hold g")
+    await reg.arm(workspace, await add_record(workspace, task, "bot", clock))
+    await clock.until(lambda s: s == [15.0])
+    agent.release("g")
+    await eventually(lambda: task.id in agent.finished, what="the agent to finish")
+    await clock.advance(15)
+    [(_, text)] = await delivery.wait_for(1)
+    assert agent.received[0].headers["x-api-key"] == KEY
+    assert f"the key was {MASK}" in text and KEY not in text
+    events = json.dumps([e.to_json() for e in sink.events])
+    assert KEY not in events and f"the key was {MASK}" in events
+    assert {"result", "delivered"} <= set(sink.kinds())
+
+
+async def test_a_key_in_a_watch_error_is_masked_in_the_watch_table(
+    make_agent, workspace, remote, clock, registry_for
+) -> None:
+    agent = make_agent(streaming=False, push=False, key=KEY)
+    workspace.save_agents([{"name": "bot", "url": agent.url, "key": KEY}], None)
+    reg, _, _ = registry_for(workspace)
+    task = await start_task(remote, workspace, "bot", "hold e")
+    rec = await add_record(workspace, task, "bot", clock)
+    await reg.arm(workspace, rec)
+    await clock.until(lambda s: s == [15.0])
+    reg._watches[rec.watch_id].error = f'agent "bot" answered an error to status: InvalidParams: bad key {KEY}'
+    [row] = reg.snapshot()
+    assert row["lastError"].endswith(f"bad key {MASK}") and KEY not in json.dumps(row)
+
+
+async def test_cancel_takes_the_push_config_off_the_agent(pushed, workspace, remote, clock) -> None:
+    agent, reg, delivery, _, task, rec = await pushed("c")
+    tool = A2ATool(remote, ClientSettings(), delivery.workspace_for, watches=reg, clock=clock)
+    out = await tool.run("cancel", {"agent": "bot", "taskId": task.id}, "chat1")
+    assert out["state"] == "canceled" and out["note"] == "canceled; the watch of this task ended"
+    assert await agent.push_configs(task.id) == []
+    assert "DeleteTaskPushNotificationConfig" in agent.methods and delivery.delivered == []
+
+
+async def test_a_failed_cancel_keeps_the_push_config(pushed, workspace, remote, clock) -> None:
+    agent, reg, delivery, _, task, rec = await pushed("f")
+    workspace.save_agents([{"name": "bot", "url": "http://127.0.0.1:9/", "key": KEY}], None)
+    tool = A2ATool(remote, ClientSettings(), delivery.workspace_for, watches=reg, clock=clock)
+    out = await tool.run("cancel", {"agent": "bot", "taskId": task.id}, "chat1")
+    assert "still watched" in out["error"]
+    assert [c["id"] for c in await agent.push_configs(task.id)] == [rec.watch_id]
+
+
+async def test_a_finished_watch_takes_its_push_config_off_the_agent(pushed, workspace) -> None:
+    agent, _, delivery, _, task, _ = await pushed("done")
+    agent.release("done")
+    [(_, text)] = await delivery.wait_for(1)
+    assert "released done" in text
+
+    async def gone() -> bool:
+        return await agent.push_configs(task.id) == []
+
+    await eventually_async(gone, "the push config removal")
+
+
+async def test_a_timed_out_watch_takes_its_push_config_off_the_agent(pushed, workspace, clock) -> None:
+    agent, _, delivery, sink, task, _ = await pushed("late", watch_timeout=600.0)
+    await clock.until(lambda s: s == [600.0])
+    await clock.advance(600)
+    [(_, text)] = await delivery.wait_for(1)
+    assert "gave no result" in text
+
+    async def gone() -> bool:
+        return await agent.push_configs(task.id) == []
+
+    await eventually_async(gone, "the push config removal")
+
+
+async def test_a_removed_agent_is_told_to_drop_the_push_config(pushed, workspace, clock) -> None:
+    agent, reg, delivery, _, task, rec = await pushed("rm")
+    workspace.save_agents([], None)
+    reg.wake(rec.watch_id)
+    [(_, text)] = await delivery.wait_for(1)
+    assert 'agent "bot" was removed from agents.json' in text
+
+    async def gone() -> bool:
+        return await agent.push_configs(task.id) == []
+
+    await eventually_async(gone, "the push config removal")
+
+
+async def test_a_settled_status_takes_the_push_config_off_the_agent(
+    make_agent, workspace: Workspace, remote: Remote, clock
+) -> None:
+    """Without a registry (a web process, the CLI): status finds the task settled, ends the watch in the file
+    and removes the config the worker made."""
+    agent = make_agent(streaming=False)
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    task = await start_task(remote, workspace, "bot", "hold s")
+    rec = await add_record(workspace, task, "bot", clock, source="push", push_token="t" * 43)
+    conn = await remote.connect(workspace.read_agents().get("bot"))  # type: ignore[arg-type]
+    await conn.create_push(task.id, f"http://127.0.0.1:9/a2a/push/{rec.watch_id}", "t" * 43, rec.watch_id)
+    assert len(await agent.push_configs(task.id)) == 1
+    agent.release("s")
+    await eventually(lambda: task.id in agent.finished, what="the agent to finish")
+    tool = A2ATool(remote, ClientSettings(), lambda t: workspace, watches=PendingFileWatches(), clock=clock)
+    out = await tool.run("status", {"agent": "bot", "taskId": task.id}, "chat1")
+    assert out["state"] == "completed" and workspace.read_pending().records == []
+    assert await agent.push_configs(task.id) == []
+
+
+async def eventually_async(check: Callable[[], Any], what: str, timeout: float = 15.0) -> None:
+    """Bounded polling of the agent's own API (it runs in another thread)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not await check():
+        if loop.time() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.02)
