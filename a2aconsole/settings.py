@@ -12,6 +12,7 @@ import dj_database_url
 from a2aconsole.core.config import ClientSettings, load_client_settings, parse_bool
 from a2aconsole.core.errors import ConfigError
 from a2aconsole.core.files import atomic_write, lock_for, read_bytes
+from a2aconsole.core.metrics_access import load_metrics_access, load_metrics_listen
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -187,3 +188,12 @@ LOGGING = {
         "django.template": {"level": "INFO"},
     },
 }
+
+# Operations (README "Operations"): who may read /metrics, and the probes that answer before anything else.
+try:
+    A2A_METRICS = load_metrics_access(os.environ)
+    A2A_METRICS_LISTEN = load_metrics_listen(os.environ)  # a worker's metrics port
+except ConfigError as _e:
+    sys.stderr.write(f"a2aconsole: configuration error: {_e}\n")
+    raise SystemExit(2) from None
+MIDDLEWARE.insert(0, "a2aconsole.web.probes.probe_middleware")  # /healthz, /readyz, /metrics: before host checks

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from . import metrics
 from .workspace import Workspace
 
 LEASE_FILE = ".worker.lock"
@@ -83,8 +84,10 @@ class WorkerLeases:
                 except OSError:
                     return False
                 if fd is None:
+                    metrics.lease_held(str(ws.root), False)
                     return False
                 held = _held[path] = _Held(fd)
+                metrics.lease_held(str(ws.root), True)
             held.users += 1
         self._mine.add(ws.root)
         return True
@@ -104,8 +107,28 @@ class WorkerLeases:
                 held.users -= 1
                 if held.users <= 0:
                     del _held[path]
+                    metrics.lease_held(str(root), False)
                     try:
                         fcntl.flock(held.fd, fcntl.LOCK_UN)
                     finally:
                         os.close(held.fd)
             self._mine.clear()
+
+
+def lease_holder(ws: Workspace) -> str | None:
+    """Who holds the workspace's lease, looked at without taking it: the pid the holder wrote ("" when it
+    wrote none), or None when no process holds it (or there is no lease file yet)."""
+    path = lease_path(ws)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return os.read(fd, 32).decode("ascii", "replace").strip()
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
