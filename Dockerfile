@@ -37,6 +37,6 @@ HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
     CMD ["python", "-c", "import urllib.request as u; u.urlopen('http://127.0.0.1:8000/readyz', timeout=8)"]
 
 # Run from /app so the templates and static folders beside manage.py are found.
-# Scale-out (see README): web containers with -e A2ACONSOLE_WATCH_WORKER=external -e REDIS_URL=... -e DATABASE_URL=...
+# Scale-out: deploy/compose.yaml (see README). By hand: web containers with -e A2ACONSOLE_WATCH_WORKER=external -e REDIS_URL=... -e DATABASE_URL=...
 # -e SECRET_KEY=..., and a worker container with --entrypoint python ... manage.py runworker a2a-watches.
 ENTRYPOINT ["python", "manage.py", "serve", "--host", "0.0.0.0", "--port", "8000"]
