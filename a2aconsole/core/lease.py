@@ -117,7 +117,10 @@ class WorkerLeases:
 
 def lease_holder(ws: Workspace) -> str | None:
     """Who holds the workspace's lease, looked at without taking it: the pid the holder wrote ("" when it
-    wrote none), or None when no process holds it (or there is no lease file yet)."""
+    wrote none), or None when no process holds it (or there is no lease file yet).
+
+    It looks with a shared lock taken and dropped at once: a worker trying the lease in that instant is
+    refused and tries again at its next rescan, as after any lost race."""
     path = lease_path(ws)
     try:
         fd = os.open(path, os.O_RDONLY)

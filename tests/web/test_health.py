@@ -17,6 +17,7 @@ from a2aconsole.core.lease import lease_holder, lease_path
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
 from tests.support.console import CONSOLE_SETTINGS
+from tests.support.console_server import ConsoleServer
 from tests.support.daphne_process import DaphneProcess, closed_port
 
 
@@ -136,3 +137,20 @@ def test_readyz_names_the_channel_layer_when_redis_is_down(tmp_path: Path) -> No
 def test_readyz_of_a_real_web_process_when_all_is_well(tmp_path: Path) -> None:
     status, body, _ = readyz(tmp_path, DATABASE_URL="", REDIS_URL="")
     assert status == 200, json.dumps(body)
+
+
+def test_readyz_and_metrics_of_the_real_embedded_console(tmp_path: Path) -> None:
+    """`manage.py serve`: its worker runs in daphne's loop, where /readyz looks for it; metrics on the token."""
+    token = "embedded-metrics-token-31d9"
+    server = ConsoleServer(tmp_path, A2ACONSOLE_METRICS_TOKEN=token, ALLOWED_HOSTS="console.example").start()
+    try:
+        assert server.wait_for_line("watch worker started", timeout=30)
+        r = httpx.get(f"{server.url}/readyz", timeout=30)  # Host 127.0.0.1: not an allowed host, still answered
+        assert r.status_code == 200, r.text
+        assert "this process runs 1 of 1 workspace(s)" in r.json()["checks"]["worker_lease"]["detail"]
+        m = httpx.get(f"{server.url}/metrics", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+        assert m.status_code == 200
+        assert f'a2aconsole_worker_lease_held{{workspace="{server.workspace.root.resolve()}"}} 1.0' in m.text
+        assert httpx.get(f"{server.url}/", timeout=30).status_code == 400  # pages still check the host
+    finally:
+        server.stop()

@@ -7,11 +7,11 @@ probe by IP over plain HTTP. Neither says more than which part failed: no URLs, 
 from __future__ import annotations
 
 import asyncio
-import logging
+import concurrent.futures
 import secrets
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
@@ -20,9 +20,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from a2aconsole.core.lease import lease_holder
 from a2aconsole.core.workspace import Workspace
 
-log = logging.getLogger(__name__)
-
 CHECK_TIMEOUT_SECONDS = 5.0
+T = TypeVar("T")
 
 
 class NotReady(Exception):
@@ -60,21 +59,34 @@ async def _timed(check: Any) -> dict[str, Any]:
     return {"ok": True, "detail": detail}
 
 
+# The probes' database work runs in threads of their own, not the one the ORM's other sync work shares, and at
+# most two: a database that hangs makes probes time out, never piles up threads or blocks the pages.
+_db_threads = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="a2a-readyz")
+
+
+def _closing(fn: Callable[[], T]) -> T:
+    from django.db import connections
+
+    try:
+        return fn()
+    finally:
+        connections.close_all()  # this thread's connections: leave none idle behind
+
+
+async def _in_db_thread(fn: Callable[[], T]) -> T:
+    return await asyncio.get_running_loop().run_in_executor(_db_threads, _closing, fn)
+
+
 def _select_one() -> None:
     from django.db import connections
 
-    conn = connections["default"]
-    try:
-        with conn.cursor() as cursor:
-            cursor.execute("SELECT 1")
-            cursor.fetchone()
-    finally:
-        conn.close()  # a thread of its own: leave no idle connection behind
+    with connections["default"].cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
 
 
 async def _database_ready() -> str:
-    # not the thread the ORM's other sync work shares: a hanging database must not block it
-    await sync_to_async(_select_one, thread_sensitive=False)()
+    await _in_db_thread(_select_one)
     return "ok"
 
 
@@ -104,7 +116,7 @@ async def _lease_ready() -> str:
     runtimes = [rt for rt in live_runtimes() if rt.registry is not None and not rt.registry.stopped]
     if not runtimes:
         raise NotReady("the embedded watch worker is not running")
-    workspaces = await sync_to_async(enabled_workspaces, thread_sensitive=False)()
+    workspaces = await _in_db_thread(enabled_workspaces)
     console = Workspace(settings.WORKSPACE_DIR)
     mine = [ws for ws in workspaces if any(rt.leases.holds(ws) for rt in runtimes)]
     others = [ws for ws in workspaces if ws not in mine and lease_holder(ws) is not None]
