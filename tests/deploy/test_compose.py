@@ -141,5 +141,8 @@ def test_the_proxy_routes_ws_with_upgrade_to_both_web_processes(services: dict[s
     assert re.search(r"proxy_set_header\s+Upgrade\s+\$http_upgrade;", block)
     assert re.search(r"proxy_set_header\s+Connection\s+\$connection_upgrade;", block)
     assert re.search(r"map\s+\$http_upgrade\s+\$connection_upgrade\s*\{[^}]*default\s+upgrade;", conf)
+    # the browser's Host with its port: Django's CSRF check compares it with the Origin of every POST
+    hosts = re.findall(r"proxy_set_header\s+Host\s+(\S+);", conf)
+    assert hosts and set(hosts) == {"$http_host"}, hosts
     root = re.search(r"location\s+/\s*\{([^}]*)\}", conf)
     assert root and f"proxy_pass http://{up_name};" in root.group(1)
