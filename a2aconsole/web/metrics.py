@@ -102,21 +102,9 @@ def _tally() -> Tally[tuple[str, str]]:
     tally: Tally[tuple[str, str]] = Tally()
     for rt in live_runtimes():
         registry = rt.registry
-        if registry is None or registry.stopped:
-            continue
-        for row in _rows(registry.snapshot):
-            tally[(str(row.get("source") or "unknown"), str(row.get("state") or "unknown"))] += 1
+        if registry is not None and not registry.stopped:
+            tally.update(registry.tally())
     return tally
-
-
-def _rows(snapshot: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """The registry's rows; a scrape from another thread may race a change of the table: read again."""
-    for _ in range(5):
-        try:
-            return snapshot()
-        except RuntimeError:  # dictionary changed size during iteration
-            continue
-    return []
 
 
 REGISTRY.register(WatchCollector())
