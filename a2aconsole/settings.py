@@ -189,7 +189,7 @@ LOGGING = {
     },
 }
 
-# Operations (README "Operations"): who may read /metrics, and the probes that answer before anything else.
+# Operations (docs/operations.md): who may read /metrics, and the probes that answer before anything else.
 try:
     A2A_METRICS = load_metrics_access(os.environ)
     A2A_METRICS_LISTEN = load_metrics_listen(os.environ)  # a worker's metrics port

@@ -17,15 +17,16 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from a2aconsole.asgi import application
 from a2aconsole.core.config import ClientSettings
+from a2aconsole.core.events import Event
 from a2aconsole.core.metrics import REGISTRY
 from a2aconsole.core.metrics_access import MetricsAccess
 from a2aconsole.core.pending import WatchRecord
+from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.delivery import TargetDelivery
 from a2aconsole.web.models import ChatTarget
 from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
 from tests.support.console import connect_socket
-from tests.support.watching import LoopbackServer, SignalClock, add_record, eventually, start_task
-from tests.web.test_push import SignalledBroadcast
+from tests.support.watching import LoopbackServer, Signal, SignalClock, add_record, eventually, start_task
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "metrics-test-token-5f0c2a9d"
@@ -40,6 +41,19 @@ FAMILIES = (
     "a2aconsole_websocket_clients",
     "a2aconsole_worker_lease_held",
 )
+
+
+class SignalledBroadcast(ChannelsBroadcast):
+    """The real sink (history rows, live pages), plus the kinds seen and a signal to wait on."""
+
+    def __init__(self) -> None:
+        self.kinds: list[str] = []
+        self.signal = Signal()
+
+    async def emit(self, event: Event) -> None:
+        await super().emit(event)
+        self.kinds.append(event.kind)
+        self.signal.poke()
 
 
 def value(text: str, sample: str, **labels: str) -> float:
