@@ -32,7 +32,13 @@ USER console
 VOLUME ["/workspace", "/data"]
 EXPOSE 8000
 
+# /readyz: the database, the channel layer and the watch worker's lease (503 naming what failed). It answers before
+# the ALLOWED_HOSTS check, so the probe needs no allowed Host; python and urllib because the slim image has no curl.
+# Scale-out workers (runworker) serve no HTTP here: their compose service replaces this check.
+HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
+    CMD ["python", "-c", "import urllib.request as u; u.urlopen('http://127.0.0.1:8000/readyz', timeout=8)"]
+
 # Run from /app so the templates and static folders beside manage.py are found.
-# Scale-out (see README): web containers with -e A2ACONSOLE_WATCH_WORKER=external -e REDIS_URL=... -e DATABASE_URL=...
+# Scale-out: deploy/compose.yaml (see README). By hand: web containers with -e A2ACONSOLE_WATCH_WORKER=external -e REDIS_URL=... -e DATABASE_URL=...
 # -e SECRET_KEY=..., and a worker container with --entrypoint python ... manage.py runworker a2a-watches.
 ENTRYPOINT ["python", "manage.py", "serve", "--host", "0.0.0.0", "--port", "8000"]

@@ -22,6 +22,7 @@ from a2aconsole.core.config import (
 )
 from a2aconsole.core.errors import ConfigError
 from a2aconsole.core.files import atomic_write, lock_for, read_bytes
+from a2aconsole.core.metrics_access import load_metrics_access, load_metrics_listen
 from a2aconsole.public_site import PublicSite, load_public_site
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -283,3 +284,12 @@ LOGGING = {
         "django.template": {"level": "INFO"},
     },
 }
+
+# Operations (docs/operations.md): who may read /metrics, and the probes that answer before anything else.
+try:
+    A2A_METRICS = load_metrics_access(os.environ)
+    A2A_METRICS_LISTEN = load_metrics_listen(os.environ)  # a worker's metrics port
+except ConfigError as _e:
+    sys.stderr.write(f"a2aconsole: configuration error: {_e}\n")
+    raise SystemExit(2) from None
+MIDDLEWARE.insert(0, "a2aconsole.web.probes.probe_middleware")  # /healthz, /readyz, /metrics: before host checks

@@ -49,6 +49,7 @@ from a2a.utils.errors import (
     UnsupportedOperationError,
 )
 
+from . import metrics
 from .agents import AgentEntry, mask_url
 from .errors import A2AConsoleError
 
@@ -222,6 +223,10 @@ class Remote:
         Read here rather than by the SDK's resolver, which reads any size and follows no bound; the
         JSON is parsed by the SDK's own card parser (legacy 0.3 cards included).
         """
+        with metrics.remote_call(entry.name, "card fetch"):
+            return await self._card(entry)
+
+    async def _card(self, entry: AgentEntry) -> AgentCard:
         try:
             return await asyncio.wait_for(self._read_card(entry), self.card_timeout)
         except httpx.RequestError as e:
@@ -309,10 +314,11 @@ class Connection:
         )
 
     async def _bounded(self, coro: Any, action: str) -> Any:
-        try:
-            return await asyncio.wait_for(coro, self.remote.call_timeout)
-        except Exception as e:
-            raise translate(e, self.entry.name, action) from None
+        with metrics.remote_call(self.entry.name, action):
+            try:
+                return await asyncio.wait_for(coro, self.remote.call_timeout)
+            except Exception as e:
+                raise translate(e, self.entry.name, action) from None
 
     async def send(self, message: Message) -> Task | Message:
         """SendMessage with returnImmediately; the Task (or a message-only reply)."""

@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
+from . import metrics
 from .clock import Clock, SystemClock
 from .workspace import Workspace
 
@@ -128,7 +129,7 @@ class FileLeaseStore:
                     os.close(held.fd)
 
     async def holder(self, ws: Workspace) -> str | None:
-        return None
+        return lease_holder(ws)
 
     async def aclose(self) -> None:
         return None
@@ -248,11 +249,13 @@ class WorkerLeases:
         if ok:
             self._renewed[ws.root] = self.clock.monotonic()
             self._workspaces[ws.root] = ws
+        metrics.lease_held(str(ws.root), ok)
         return ok  # a refused renewal is the heartbeat's to act on (`renew` stops the watches)
 
     def _lose(self, ws: Workspace) -> None:
         self._renewed.pop(ws.root, None)
         self._workspaces.pop(ws.root, None)
+        metrics.lease_held(str(ws.root), False)
 
     async def acquire_all(self, workspaces: Iterable[Workspace]) -> list[Workspace]:
         """The workspaces whose lease this worker holds after trying each; the others are skipped."""
@@ -296,3 +299,25 @@ class WorkerLeases:
     async def aclose(self) -> None:
         await self.release_all()
         await self.store.aclose()
+
+
+def lease_holder(ws: Workspace) -> str | None:
+    """Who holds the workspace's lease, looked at without taking it: the pid the holder wrote ("" when it
+    wrote none), or None when no process holds it (or there is no lease file yet).
+
+    It looks with a shared lock taken and dropped at once: a worker trying the lease in that instant is
+    refused and tries again at its next rescan, as after any lost race."""
+    path = lease_path(ws)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return os.read(fd, 32).decode("ascii", "replace").strip()
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)

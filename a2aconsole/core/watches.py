@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import Counter
 from collections.abc import Coroutine, Iterable
 from datetime import datetime
 from pathlib import Path
@@ -293,6 +294,11 @@ class WatchRegistry(Following):
                 }
             )
         return rows
+
+    def tally(self) -> Counter[tuple[str, str]]:
+        """How many watches this process follows, by source and last known state (metrics read it at scrape
+        time, maybe from another thread: `list()` copies the table in one step under the GIL)."""
+        return Counter((w.source, w.state or "unknown") for w in list(self._watches.values()))
 
     def __len__(self) -> int:
         return len(self._watches)

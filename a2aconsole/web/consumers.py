@@ -18,6 +18,7 @@ from django.template.loader import render_to_string
 from django.utils.html import format_html
 
 from a2aconsole.core.events import ALL_GROUP, target_group, task_group
+from a2aconsole.web.metrics import WEBSOCKET_CLIENTS
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
     params: dict[str, str]
     groups_joined: list[str]
     live: dict[str, dict[str, Any]] | None = None
+    counted = False  # in a2aconsole_websocket_clients
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -46,6 +48,8 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
             await self.close(code=4404)
             return
         await self.accept()
+        self.counted = True
+        WEBSOCKET_CLIENTS.labels(self.page).inc()
         for g in groups:
             await self.channel_layer.group_add(g, self.channel_name)
             self.groups_joined.append(g)
@@ -64,6 +68,9 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
             log.warning("flushing kept results of %s failed: %s", target, type(e).__name__)
 
     async def disconnect(self, code: int) -> None:
+        if self.counted:
+            self.counted = False
+            WEBSOCKET_CLIENTS.labels(self.page).dec()
         for g in self.groups_joined:
             await self.channel_layer.group_discard(g, self.channel_name)
 

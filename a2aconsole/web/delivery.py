@@ -21,6 +21,7 @@ from a2aconsole.core.events import target_group
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.broadcast import notify
+from a2aconsole.web.metrics import DeliveryCount
 from a2aconsole.web.models import ChatTarget, InboxItem
 
 log = logging.getLogger(__name__)
@@ -124,6 +125,7 @@ class TargetDelivery:
 
     def __init__(self, backends: dict[str, Backend] | None = None) -> None:
         self.backends = backends if backends is not None else BACKENDS
+        self.count = DeliveryCount()
 
     async def deliver(self, target: str, text: str, record: WatchRecord | None = None) -> bool:
         try:
@@ -142,7 +144,8 @@ class TargetDelivery:
             ok = bool(await backend.deliver(row, text, record))
         except Exception:
             log.exception("the %s backend failed to deliver to chat target %s", row.backend, target)
-            return False
+            ok = False
+        self.count(row.backend, ok, record.watch_id if record is not None else "")
         if ok and row.backend != "web" and record is not None:
             await self._copy_to_inbox(row, text, record)
         return ok

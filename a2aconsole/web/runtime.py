@@ -309,6 +309,16 @@ def get_runtime() -> Runtime:
     return rt
 
 
+def live_runtimes() -> list[Runtime]:
+    """Every loop's runtime in this process (for metrics and readiness, which may look from another thread)."""
+    for _ in range(5):
+        try:
+            return list(_runtimes.values())
+        except RuntimeError:  # a loop's runtime came or went meanwhile
+            continue
+    return []
+
+
 def install_runtime(rt: Runtime) -> Runtime:
     """Use `rt` as the running loop's runtime (tests build one with a fake clock or delivery)."""
     _runtimes[asyncio.get_running_loop()] = rt

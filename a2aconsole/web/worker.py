@@ -40,6 +40,8 @@ async def _workspace(rt: Runtime, message: dict[str, Any]) -> Workspace | None:
         return None
     if await rt.leases.acquire(ws):
         return ws
+    if not rt.leases.expires:  # file leases name no channel: the holder finds the change at its rescan
+        return None
     holder = await rt.leases.holder_of(ws)
     layer = get_channel_layer()
     if holder and holder != rt.leases.holder and not message.get("forwarded") and layer is not None:

@@ -37,6 +37,7 @@ class ConsoleServer:
         self.url = ""
         self.lines: list[str] = []
         self.proc: subprocess.Popen[str] | None = None
+        self._new_line = threading.Event()
 
     def start(self, timeout: float = 30.0) -> ConsoleServer:
         (self.base / "data").mkdir(parents=True, exist_ok=True)
@@ -55,6 +56,7 @@ class ConsoleServer:
             assert self.proc is not None and self.proc.stdout is not None
             for line in self.proc.stdout:
                 self.lines.append(line.rstrip())
+                self._new_line.set()
                 m = re.search(r"serving on (http://\S+?)/? ", line)
                 if m and not found.is_set():
                     self.url = m.group(1).rstrip("/")
@@ -68,6 +70,16 @@ class ConsoleServer:
                 self.stop()
                 raise RuntimeError("console server did not start:\n" + "\n".join(self.lines[-30:]))
         return self
+
+    def wait_for_line(self, text: str, timeout: float = 30.0) -> bool:
+        """Wait until the server has printed a line containing `text` (its log goes to the same pipe)."""
+        deadline = time.monotonic() + timeout
+        while not any(text in line for line in list(self.lines)):
+            if self.proc is None or self.proc.poll() is not None or time.monotonic() > deadline:
+                return False
+            self._new_line.wait(0.05)
+            self._new_line.clear()
+        return True
 
     def stop(self) -> None:
         if self.proc is None:

@@ -17,7 +17,8 @@ from a2aconsole.web import owner
 pytestmark = pytest.mark.django_db
 
 PASSWORD = "correct horse battery staple"
-OPEN_PREFIXES = ("login/", "setup/", "api/", "a2a/push/", "static/")  # reached without the owner's session
+# reached without the owner's session
+OPEN_PREFIXES = ("login/", "setup/", "api/", "a2a/push/", "static/", "healthz", "readyz", "metrics")
 
 
 @pytest.fixture(autouse=True)

@@ -19,6 +19,7 @@ from django.views.decorators.csrf import csrf_exempt
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.push import push_task_id, token_matches
 from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.metrics import counted_push
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,7 @@ async def _receive_from_files(watch_id: str, token: str | None, body: bytes) -> 
     return "ok"
 
 
+@counted_push
 @csrf_exempt
 @login_not_required
 async def receive(request: HttpRequest, watch_id: str) -> HttpResponse:

@@ -1,0 +1,67 @@
+"""The process's Prometheus metrics: one registry, and the families the core itself counts.
+
+Each process (the embedded `serve`, every web process and worker of a scale-out) has its own registry
+and answers for itself; Prometheus scrapes each one and sums. The web side adds its families (deliveries,
+push receipts, WebSocket clients) and a collector that reads the live watches at scrape time to the same
+`REGISTRY`. Labels are bounded: agent names (from agents.json), method names, workspace paths, backend
+names; never a task id, a watch id, a URL or a key.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.gc_collector import GCCollector
+from prometheus_client.platform_collector import PlatformCollector
+from prometheus_client.process_collector import ProcessCollector
+
+from .errors import A2AConsoleError
+
+REGISTRY = CollectorRegistry()
+ProcessCollector(registry=REGISTRY)
+PlatformCollector(registry=REGISTRY)
+GCCollector(registry=REGISTRY)
+
+REMOTE_CALL_SECONDS = Histogram(
+    "a2aconsole_remote_call_seconds",
+    "How long a call to a remote agent took, by agent and method (failures included).",
+    ["agent", "method"],
+    buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+    registry=REGISTRY,
+)
+REMOTE_CALL_FAILURES = Counter(
+    "a2aconsole_remote_call_failures",
+    "Remote calls that failed, by agent, method and kind of failure (network, timeout, auth, ...).",
+    ["agent", "method", "kind"],
+    registry=REGISTRY,
+)
+LEASE_HELD = Gauge(
+    "a2aconsole_worker_lease_held",
+    "1 when this process holds the worker lease of the workspace (runs its watches); 0 when it does not "
+    "(another process held it when this one tried, or this one gave it back). Summed over processes: 1.",
+    ["workspace"],
+    registry=REGISTRY,
+)
+
+
+@contextmanager
+def remote_call(agent: str, method: str) -> Iterator[None]:
+    """Time one remote call; a failure is also counted by its kind (RemoteError's). A cancelled call
+    (the watch stopped, the process is ending) is neither timed nor counted."""
+    start = time.perf_counter()
+    try:
+        yield
+    except Exception as e:
+        kind = str(getattr(e, "kind", "") or "other") if isinstance(e, A2AConsoleError) else "other"
+        REMOTE_CALL_FAILURES.labels(agent, method, kind).inc()
+        REMOTE_CALL_SECONDS.labels(agent, method).observe(time.perf_counter() - start)
+        raise
+    REMOTE_CALL_SECONDS.labels(agent, method).observe(time.perf_counter() - start)
+
+
+def lease_held(workspace: str, held: bool) -> None:
+    """Record whether this process holds the lease of `workspace` (its folder path, never a key)."""
+    LEASE_HELD.labels(workspace).set(1 if held else 0)

@@ -1,0 +1,56 @@
+"""The core's own metric families: remote calls timed and failures counted by kind; the lease gauge per workspace."""
+
+from __future__ import annotations
+
+import pytest
+from prometheus_client import generate_latest
+
+from a2aconsole.core.agents import AgentEntry
+from a2aconsole.core.client import Remote, RemoteError, new_http_client
+from a2aconsole.core.lease import WorkerLeases
+from a2aconsole.core.metrics import REGISTRY
+from a2aconsole.core.workspace import Workspace
+from tests.support.daphne_process import closed_port
+from tests.support.worker_env import open_remote
+
+
+def sample(name: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+async def test_a_call_to_an_agent_that_is_down_is_timed_and_counted_as_network() -> None:
+    entry = AgentEntry(name="downbot", url=f"http://127.0.0.1:{closed_port()}", key="k-never-a-label-123")
+    timed = sample("a2aconsole_remote_call_seconds_count", agent="downbot", method="card fetch")
+    failed = sample("a2aconsole_remote_call_failures_total", agent="downbot", method="card fetch", kind="network")
+    http = new_http_client()
+    try:
+        with pytest.raises(RemoteError):
+            await Remote(http, call_timeout=5, card_timeout=5).fetch_card(entry)
+    finally:
+        await http.aclose()
+    assert sample("a2aconsole_remote_call_seconds_count", agent="downbot", method="card fetch") == timed + 1
+    assert (
+        sample("a2aconsole_remote_call_failures_total", agent="downbot", method="card fetch", kind="network")
+        == failed + 1
+    )
+    assert "k-never-a-label-123" not in generate_latest(REGISTRY).decode()
+
+
+async def test_calls_are_timed_by_agent_and_method(agent) -> None:
+    entry = AgentEntry(name="upbot", url=agent.url)
+    before = sample("a2aconsole_remote_call_seconds_count", agent="upbot", method="status")
+    async with open_remote() as remote:
+        conn = await remote.connect(entry)
+        with pytest.raises(RemoteError):
+            await conn.get_task("no-such-task")
+    assert sample("a2aconsole_remote_call_seconds_count", agent="upbot", method="status") == before + 1
+    assert sample("a2aconsole_remote_call_failures_total", agent="upbot", method="status", kind="not_found") >= 1
+
+
+async def test_the_lease_gauge_follows_acquire_and_release(workspace: Workspace) -> None:
+    label = str(workspace.root)
+    leases = WorkerLeases()
+    assert await leases.acquire(workspace)
+    assert sample("a2aconsole_worker_lease_held", workspace=label) == 1
+    await leases.release_all()
+    assert sample("a2aconsole_worker_lease_held", workspace=label) == 0
