@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import async_to_sync, iscoroutinefunction
+from csp.utils import build_policy
 from django.http import HttpRequest, HttpResponse
 from django.utils.decorators import sync_and_async_middleware
 
@@ -24,6 +25,12 @@ PROBES: dict[str, Callable[[HttpRequest], Any]] = {
     "/metrics": metrics.scrape,
 }
 METHODS = ("GET", "HEAD")
+
+
+def _with_policy(response: HttpResponse) -> HttpResponse:
+    """The console's Content-Security-Policy on a probe's answer too (it is answered before the CSP middleware)."""
+    response.headers.setdefault("Content-Security-Policy", build_policy())
+    return response
 
 
 def _refuse_method() -> HttpResponse:
@@ -39,10 +46,10 @@ def probe_middleware(get_response: Callable[[HttpRequest], Any]) -> Callable[[Ht
             if view is None:
                 return await get_response(request)
             if request.method not in METHODS:
-                return _refuse_method()
+                return _with_policy(_refuse_method())
             if iscoroutinefunction(view):
-                return await view(request)
-            return view(request)  # quick and touching no database: fine on the loop
+                return _with_policy(await view(request))
+            return _with_policy(view(request))  # quick and touching no database: fine on the loop
 
         return async_middleware
 
@@ -51,10 +58,10 @@ def probe_middleware(get_response: Callable[[HttpRequest], Any]) -> Callable[[Ht
         if view is None:
             return get_response(request)
         if request.method not in METHODS:
-            return _refuse_method()
+            return _with_policy(_refuse_method())
         if iscoroutinefunction(view):
-            return async_to_sync(view)(request)
-        return view(request)
+            return _with_policy(async_to_sync(view)(request))
+        return _with_policy(view(request))
 
     return middleware
 
