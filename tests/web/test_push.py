@@ -13,10 +13,10 @@ from a2aconsole.asgi import application
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import Event
 from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.body_limit import body_cap
 from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
 from a2aconsole.web.runtime import Runtime, build_runtime, close_runtime, install_runtime
-from a2aconsole.web.views.push import MAX_PUSH_BYTES
 from tests.support.watching import LoopbackServer, Signal, SignalClock, add_record, eventually, start_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -198,7 +198,7 @@ async def test_push_endpoint_random_bodies_and_headers(make_agent, workspace, se
             assert r.status_code in (200, 400, 404, 413), (i, r.status_code, h)
         big = await http.post(
             f"{server.url}/a2a/push/{rec.watch_id}",
-            content=b"{" + b" " * MAX_PUSH_BYTES + b"}",
+            content=b"{" + b" " * body_cap() + b"}",
             headers={"X-A2A-Notification-Token": token},
         )
         assert big.status_code == 413

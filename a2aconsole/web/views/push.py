@@ -1,10 +1,12 @@
 """The push receiver: `POST /a2a/push/<watchId>`, where remote agents report task updates.
 
 Unknown watch or wrong token -> 404 and nothing happens (constant-time compare, the same answer for
-both); body over MAX_PUSH_BYTES -> 413; not JSON, or about another task -> 400; a good push -> 200 at
-once: it only wakes the watch, which confirms the state with GetTask, so the same push twice changes
-nothing more. No body makes it answer 500. In the embedded default the registry is in this process; in
-scale-out the push is checked against `pending.json` and handed to the worker over the channel layer.
+both; a push with no token at all is answered before its body is read); body over `body_cap()` -> 413
+(refused in front of Django, see `a2aconsole.web.body_limit`; checked here again for any other way in);
+not JSON, or about another task -> 400; a good push -> 200 at once: it only wakes the watch, which
+confirms the state with GetTask, so the same push twice changes nothing more. No body makes it answer
+500. In the embedded default the registry is in this process; in scale-out the push is checked against
+`pending.json` and handed to the worker over the channel layer.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ from django.views.decorators.csrf import csrf_exempt
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.push import push_task_id, token_matches
 from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.body_limit import body_cap
 
 log = logging.getLogger(__name__)
 
-MAX_PUSH_BYTES = 1024 * 1024
 TOKEN_HEADER = "X-A2A-Notification-Token"
 
 
@@ -87,19 +89,22 @@ async def _receive_from_files(watch_id: str, token: str | None, body: bytes) -> 
 async def receive(request: HttpRequest, watch_id: str) -> HttpResponse:
     if request.method != "POST":
         return JsonResponse({"error": "POST a push notification here"}, status=405, headers={"Allow": "POST"})
+    cap = body_cap()
     try:
         declared = int(request.headers.get("Content-Length") or 0)
     except ValueError:
         return JsonResponse({"error": "bad Content-Length"}, status=400)
-    if declared > MAX_PUSH_BYTES:
-        return JsonResponse({"error": f"push body over {MAX_PUSH_BYTES} bytes"}, status=413)
+    if declared > cap:
+        return JsonResponse({"error": f"push body over {cap} bytes"}, status=413)
+    token = push_token(request)
+    if token is None:  # no token never matches: the body is not even read
+        return _answer("not_found")
     try:
-        body = request.read(MAX_PUSH_BYTES + 1)
+        body = request.read(cap + 1)
     except Exception:
         return JsonResponse({"error": "unreadable body"}, status=400)
-    if len(body) > MAX_PUSH_BYTES:
-        return JsonResponse({"error": f"push body over {MAX_PUSH_BYTES} bytes"}, status=413)
-    token = push_token(request)
+    if len(body) > cap:
+        return JsonResponse({"error": f"push body over {cap} bytes"}, status=413)
     try:
         from a2aconsole.web.runtime import get_runtime
 
