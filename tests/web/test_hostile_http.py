@@ -1,21 +1,27 @@
-"""What the internet can send the console's HTTP side: bodies too big to hold. Each is a 4xx with one log line;
-none costs memory past the body cap.
+"""What the internet can send the console's HTTP side: bodies too big to hold, paths outside the static folder or
+with a NUL, a foreign Host header. Each is a 4xx with one log line; none costs memory past the body cap.
 
 The body cap is checked against the real `manage.py serve` (daphne), reading the server's own memory figures."""
 
 from __future__ import annotations
 
 import json
+import logging
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from channels.testing import ApplicationCommunicator
-from django.test import override_settings
+from channels.testing import ApplicationCommunicator, HttpCommunicator
+from django.contrib.auth.models import User
+from django.test import Client, override_settings
 
 from a2aconsole.asgi import application
 from a2aconsole.core.config import ClientSettings
+from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.body_limit import MARGIN_BYTES, body_cap
+from a2aconsole.web.models import ChatTarget
+from a2aconsole.web.request_log import ClientErrorLine
 from tests.support.console_server import ConsoleServer
 from tests.support.raw_http import chunked, request, zeros
 
@@ -141,3 +147,79 @@ async def test_asgi_limit_stops_a_chunked_body_at_the_cap() -> None:
     assert start["status"] == 413
     assert comm.input_queue.qsize() == 10 - 5  # read up to the block that passed the cap, no further
     await comm.wait(5)
+
+
+# -- item 8: bad paths and hosts are 4xx with one log line --------------------------------------------------------
+
+
+def one_line(caplog: pytest.LogCaptureFixture) -> logging.LogRecord:
+    records = [r for r in caplog.records if r.name.startswith("django")]
+    assert len(records) == 1, [r.getMessage() for r in records]
+    assert records[0].exc_info is None and records[0].levelno == logging.WARNING
+    assert "Traceback" not in caplog.text
+    return records[0]
+
+
+async def test_static_path_outside_the_folder_is_400(caplog: pytest.LogCaptureFixture) -> None:
+    comm = HttpCommunicator(application, "GET", "/static/%2e%2e/%2e%2e/etc/passwd")
+    comm.scope["path"] = "/static/../../etc/passwd"  # as daphne and uvicorn decode it
+    with caplog.at_level(logging.INFO):
+        r = await comm.get_response(5)
+    assert r["status"] == 400
+    assert b"passwd" not in r["body"] and b"/static" not in r["body"]
+    assert one_line(caplog).name == "django.security.SuspiciousFileOperation"
+
+
+@pytest.mark.django_db
+def test_download_path_with_a_nul_byte_is_404(ws: Workspace, caplog: pytest.LogCaptureFixture) -> None:
+    ChatTarget.objects.create(id="console", name="Console", workspace=str(ws.root))
+    ws.inbox_dir.mkdir(parents=True)
+    (ws.inbox_dir / "ok.txt").write_text("fine")
+    c = Client()
+    c.force_login(_owner())
+    ok = c.get("/files/console/inbox/a2a/ok.txt")
+    assert ok.status_code == 200 and b"".join(ok.streaming_content) == b"fine"
+    ok.close()
+    with caplog.at_level(logging.INFO):
+        r = c.get("/files/console/inbox/a2a/ok%00.txt")
+    assert r.status_code == 404
+    assert one_line(caplog).name == "django.request"
+
+
+@pytest.mark.django_db
+def test_foreign_host_is_400_with_one_warning(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO):
+        r = Client().get("/login/", HTTP_HOST="evil.example")
+    assert r.status_code == 400
+    assert "evil.example" in one_line(caplog).getMessage()
+
+
+def test_serve_logs_one_line_for_each_bad_request(console: ConsoleServer) -> None:
+    seen = len(console.lines)
+    asks = [
+        b"GET /static/%2e%2e/%2e%2e/etc/passwd HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        b"GET /static/css/%00web.css HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        b"GET /login/ HTTP/1.1\r\nHost: evil.example\r\n\r\n",
+        b"POST /a2a/push/x HTTP/1.1\r\nHost: evil.example\r\nContent-Length: 2\r\n\r\n{}",
+    ]
+    statuses = [request(console.url, ask).status for ask in asks]
+    assert statuses == [400, 404, 400, 400]
+    lines = log_since(console, seen, "after-bad-requests")
+    assert len(lines) == 3, lines  # the traversal and the two foreign hosts; a missing static file is not logged
+    assert "SuspiciousFileOperation" in lines[0] and all("DisallowedHost" in line for line in lines[1:])
+    assert all(" WARNING " in line for line in lines), lines
+
+
+def _owner() -> User:
+    return User.objects.create_user("owner", password="a long enough password")
+
+
+def test_server_errors_keep_their_traceback() -> None:
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        record = logging.getLogger("django.request").makeRecord(
+            "django.request", logging.ERROR, __file__, 1, "Internal Server Error: /", (), sys.exc_info()
+        )
+    record.status_code = 500
+    assert ClientErrorLine().filter(record) and record.exc_info is not None and record.levelno == logging.ERROR
