@@ -12,6 +12,7 @@ confirms the state with GetTask, so the same push twice changes nothing more. No
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 from channels.db import database_sync_to_async
 from django.contrib.auth.decorators import login_not_required
@@ -26,6 +27,8 @@ from a2aconsole.web.body_limit import body_cap
 log = logging.getLogger(__name__)
 
 TOKEN_HEADER = "X-A2A-Notification-Token"
+PUSH_PREFIX = "/a2a/push/"  # the receiver's route (a2aconsole/urls.py), for the check before the body
+NO_SUCH_WATCH = {"error": "no such watch"}
 
 
 def _answer(result: str) -> HttpResponse:
@@ -33,19 +36,44 @@ def _answer(result: str) -> HttpResponse:
         return JsonResponse({"ok": True})
     if result == "bad_request":
         return JsonResponse({"error": "not a push about this watch's task"}, status=400)
-    return JsonResponse({"error": "no such watch"}, status=404)
+    return JsonResponse(NO_SUCH_WATCH, status=404)
 
 
 def push_token(request: HttpRequest) -> str | None:
     """The token from `X-A2A-Notification-Token` (what a2a-sdk servers send) or `Authorization: Bearer`."""
-    token = request.headers.get(TOKEN_HEADER)
+    return token_in(request.headers)
+
+
+def token_in(headers: Mapping[str, str]) -> str | None:
+    """`push_token` over any headers mapping (`HttpRequest.headers`, or lower-case names)."""
+    token = headers.get(TOKEN_HEADER) or headers.get(TOKEN_HEADER.lower())
     if token:
         return token
-    auth = request.headers.get("Authorization", "")
+    auth = headers.get("Authorization") or headers.get("authorization") or ""
     scheme, _, value = auth.partition(" ")
     if scheme.lower() == "bearer" and value.strip():
         return value.strip()
     return None
+
+
+def refused_before_body(method: str, path: str, headers: Mapping[str, str]) -> bool:
+    """Whether a request can be answered "no such watch" before its body arrives: a push to a watch this
+    process follows, without that watch's token. False whenever it cannot tell (another path, or no registry
+    in this process: a scale-out web process checks the files, which it does after the body as before)."""
+    if method != "POST" or not path.startswith(PUSH_PREFIX):
+        return False
+    watch_id = path[len(PUSH_PREFIX) :]
+    if not watch_id or "/" in watch_id:
+        return False  # not the receiver's route: Django answers it
+    from a2aconsole.web.runtime import get_runtime
+
+    registry = get_runtime().registry
+    if registry is None:
+        return False
+    if registry.accepts(watch_id, token_in(headers)):
+        return False
+    log.warning("push to an unknown watch or without its token refused before its body: %s", path[:80])
+    return True
 
 
 def _find(watch_id: str) -> tuple[Workspace, WatchRecord] | None:
