@@ -13,14 +13,16 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
-from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 from a2aconsole.web import routing  # noqa: E402
+from a2aconsole.web.body_limit import BodyLimit  # noqa: E402
+from a2aconsole.web.static_files import StaticFiles  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        # Static files (CSS, htmx) are served by the app itself, so one process needs no web server in front.
-        "http": ASGIStaticFilesHandler(django_asgi_app),
+        # A body over the cap is refused before Django reads it. Static files (CSS, htmx) are served by the app
+        # itself, so one process needs no web server in front.
+        "http": BodyLimit(StaticFiles(django_asgi_app)),
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(routing.websocket_urlpatterns))),
         "channel": ChannelNameRouter(routing.channel_routes),
     }

@@ -24,6 +24,7 @@ from a2aconsole.core.errors import ConfigError
 from a2aconsole.core.files import atomic_write, lock_for, read_bytes
 from a2aconsole.core.metrics_access import load_metrics_access, load_metrics_listen
 from a2aconsole.public_site import PublicSite, load_public_site
+from a2aconsole.web.request_log import CLIENT_ERROR_LOGGERS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -276,12 +277,15 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "filters": {"client_error_line": {"()": "a2aconsole.web.request_log.ClientErrorLine"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
         "a2aconsole": {"level": "INFO"},
         # at DEBUG this logger writes whole page contexts (a token shown once among them): never below INFO
         "django.template": {"level": "INFO"},
+        # a client's mistake (a foreign Host header, a path outside the static folder): one line, no traceback
+        **{name: {"filters": ["client_error_line"]} for name in CLIENT_ERROR_LOGGERS},
     },
 }
 

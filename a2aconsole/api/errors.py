@@ -15,7 +15,9 @@ from typing import Any
 
 from asgiref.sync import iscoroutinefunction
 from django.contrib.auth.decorators import login_not_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.core.exceptions import BadRequest, SuspiciousOperation
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 
@@ -71,25 +73,34 @@ def unknown_path(request: HttpRequest, rest: str = "") -> JsonResponse:
     return error(404, "no such API path; see /api/v1/openapi.json")
 
 
+def _page(view: Callable[..., HttpResponse], request: HttpRequest, *args: Any) -> HttpResponse:
+    """The console's error page. Django's error views check the CSRF token first, which parses the request's body:
+    a broken form body (a multipart one without a boundary, too many fields) would turn any 404 into a 500."""
+    try:
+        return view(request, *args)
+    except (MultiPartParserError, BadRequest, SuspiciousOperation):
+        return HttpResponseBadRequest("<!doctype html><title>Bad request</title><h1>Bad request (400)</h1>")
+
+
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     if is_api(request):
         return error(400, "bad request")
-    return defaults.bad_request(request, exception)
+    return _page(defaults.bad_request, request, exception)
 
 
 def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     if is_api(request):
         return error(403, "forbidden")
-    return defaults.permission_denied(request, exception)
+    return _page(defaults.permission_denied, request, exception)
 
 
 def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     if is_api(request):
         return error(404, "no such API path; see /api/v1/openapi.json")
-    return defaults.page_not_found(request, exception)
+    return _page(defaults.page_not_found, request, exception)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
     if is_api(request):
         return error(500, "the console failed on this call; try again, or ask the owner to check the server log")
-    return defaults.server_error(request)
+    return _page(defaults.server_error, request)

@@ -194,6 +194,12 @@ class WatchRegistry(Following):
         self.wake(watch_id)
         return "ok"
 
+    def accepts(self, watch_id: str, token: str | None) -> bool:
+        """Whether a push to this watch with this token gets past the token check (the server asks before the
+        push's body arrives, so a stranger's body is never taken in)."""
+        w = self._watches.get(watch_id)
+        return w is not None and token_matches(w.record.push_token, token)
+
     def wake(self, watch_id: str) -> bool:
         """Make a watch check its task now (a push, or a console asking)."""
         w = self._watches.get(watch_id)

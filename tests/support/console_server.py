@@ -36,8 +36,8 @@ class ConsoleServer:
         self.env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
         self.url = ""
         self.lines: list[str] = []
+        self._new_line = threading.Condition()
         self.proc: subprocess.Popen[str] | None = None
-        self._new_line = threading.Event()
 
     def start(self, timeout: float = 30.0) -> ConsoleServer:
         (self.base / "data").mkdir(parents=True, exist_ok=True)
@@ -55,8 +55,9 @@ class ConsoleServer:
         def read() -> None:
             assert self.proc is not None and self.proc.stdout is not None
             for line in self.proc.stdout:
-                self.lines.append(line.rstrip())
-                self._new_line.set()
+                with self._new_line:
+                    self.lines.append(line.rstrip())
+                    self._new_line.notify_all()
                 m = re.search(r"serving on (http://\S+?)/? ", line)
                 if m and not found.is_set():
                     self.url = m.group(1).rstrip("/")
@@ -70,16 +71,6 @@ class ConsoleServer:
                 self.stop()
                 raise RuntimeError("console server did not start:\n" + "\n".join(self.lines[-30:]))
         return self
-
-    def wait_for_line(self, text: str, timeout: float = 30.0) -> bool:
-        """Wait until the server has printed a line containing `text` (its log goes to the same pipe)."""
-        deadline = time.monotonic() + timeout
-        while not any(text in line for line in list(self.lines)):
-            if self.proc is None or self.proc.poll() is not None or time.monotonic() > deadline:
-                return False
-            self._new_line.wait(0.05)
-            self._new_line.clear()
-        return True
 
     def stop(self) -> None:
         if self.proc is None:
@@ -95,6 +86,15 @@ class ConsoleServer:
             self._reader.join(timeout=5)
             self.proc.stdout.close()
         self.proc = None
+
+    def wait_for_line(self, text: str, since: int = 0, timeout: float = 15.0) -> list[str]:
+        """The output lines from `since` up to the first one containing `text`, once that line is printed."""
+        with self._new_line:
+            found = self._new_line.wait_for(lambda: any(text in line for line in self.lines[since:]), timeout)
+            lines = self.lines[since:]
+        if not found:
+            raise TimeoutError(f"the console printed no line with {text!r}:\n" + "\n".join(lines[-30:]))
+        return lines[: next(i for i, line in enumerate(lines) if text in line) + 1]
 
     @property
     def ws_url(self) -> str:

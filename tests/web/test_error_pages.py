@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
@@ -16,3 +17,17 @@ def test_unknown_agent_page_is_a_friendly_404() -> None:
     body = r.content.decode()
     assert "Not found" in body and "Back to the dashboard" in body
     assert 'aria-label="Main"' in body  # the console's layout, with its navigation
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_broken_form_body_on_an_unknown_path_is_a_4xx_not_a_500() -> None:
+    """Django's error views check the CSRF token, which parses the body: a multipart body with no boundary used to
+    turn the 404 page into a 500 (found by fuzzing the push receiver). Through the ASGI app, as served."""
+    from a2aconsole.asgi import application
+
+    transport = httpx.ASGITransport(app=application)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        for path in ("/a2a/push/", "/no-such-page/"):
+            headers = {"Content-Type": "multipart/form-data", "Cookie": "csrftoken=" + "a" * 32}  # a browser's cookie
+            r = await client.post(path, content=b"--x--", headers=headers)
+            assert r.status_code == 400, (path, r.status_code)

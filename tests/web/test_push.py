@@ -13,10 +13,11 @@ from a2aconsole.asgi import application
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import Event
 from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.body_limit import body_cap
 from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
 from a2aconsole.web.runtime import Runtime, build_runtime, close_runtime, install_runtime
-from a2aconsole.web.views.push import MAX_PUSH_BYTES
+from a2aconsole.web.views.push import refused_before_body
 from tests.support.watching import LoopbackServer, Signal, SignalClock, add_record, eventually, start_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -198,7 +199,7 @@ async def test_push_endpoint_random_bodies_and_headers(make_agent, workspace, se
             assert r.status_code in (200, 400, 404, 413), (i, r.status_code, h)
         big = await http.post(
             f"{server.url}/a2a/push/{rec.watch_id}",
-            content=b"{" + b" " * MAX_PUSH_BYTES + b"}",
+            content=b"{" + b" " * body_cap() + b"}",
             headers={"X-A2A-Notification-Token": token},
         )
         assert big.status_code == 413
@@ -209,3 +210,32 @@ async def test_push_endpoint_random_bodies_and_headers(make_agent, workspace, se
         )
         assert good.status_code == 200
     assert {400, 404} <= set(statuses)
+
+
+async def test_push_without_its_token_is_refused_before_the_body(make_agent, workspace, runtime_for, clock) -> None:
+    """What `manage.py serve` asks when a push's headers are in (a2aconsole.web.server), before its body."""
+    agent = make_agent(streaming=False)
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    await ChatTarget.objects.acreate(id="chat1", name="Chat", workspace=str(workspace.root), backend="web")
+    rt = await runtime_for("http://127.0.0.1:9", [workspace])
+    task = await start_task(rt.remote, workspace, "bot", "hold early")
+    rec = await add_record(workspace, task, "bot", clock)
+    await rt.registry.arm(workspace, rec)
+    await eventually(lambda: "GetTask" in agent.methods, what="the first check")
+    token = workspace.read_pending().records[0].push_token or ""
+    assert token
+    url = f"/a2a/push/{rec.watch_id}"
+    assert not refused_before_body("POST", url, {"x-a2a-notification-token": token})
+    assert not refused_before_body("POST", url, {"authorization": f"Bearer {token}"})
+    assert refused_before_body("POST", url, {"x-a2a-notification-token": token[:-1]})
+    assert refused_before_body("POST", url, {})
+    assert refused_before_body("POST", "/a2a/push/unknown", {"x-a2a-notification-token": token})
+    assert not refused_before_body("GET", url, {})  # Django answers it (405)
+    assert not refused_before_body("POST", url + "/more", {})  # not the receiver's route
+    assert not refused_before_body("POST", "/login/", {})
+    agent.release("early")
+
+
+async def test_scale_out_web_process_checks_pushes_after_the_body(runtime_for) -> None:
+    await runtime_for(None, None)  # no registry in this process: only the files can tell
+    assert not refused_before_body("POST", "/a2a/push/unknown", {})

@@ -119,11 +119,15 @@ def download(request: HttpRequest, target: str, path: str) -> HttpResponse:
     inbox = ws.inbox_dir.resolve()
     try:
         full = (ws.root / path).resolve(strict=True)
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):  # ValueError: a NUL byte in the path
         raise Http404("no such file") from None
     if not full.is_relative_to(inbox) or not full.is_file():
         raise Http404("no such file")
-    return FileResponse(full.open("rb"), as_attachment=True, filename=full.name)
+    try:
+        handle = full.open("rb")
+    except OSError:
+        raise Http404("no such file") from None
+    return FileResponse(handle, as_attachment=True, filename=full.name)
 
 
 def download_url(target: str, path: str) -> str:

@@ -1,15 +1,18 @@
 """The push receiver: `POST /a2a/push/<watchId>`, where remote agents report task updates.
 
 Unknown watch or wrong token -> 404 and nothing happens (constant-time compare, the same answer for
-both); body over MAX_PUSH_BYTES -> 413; not JSON, or about another task -> 400; a good push -> 200 at
-once: it only wakes the watch, which confirms the state with GetTask, so the same push twice changes
-nothing more. No body makes it answer 500. In the embedded default the registry is in this process; in
-scale-out the push is checked against `pending.json` and handed to the worker over the channel layer.
+both; a push with no token at all is answered before its body is read); body over `body_cap()` -> 413
+(refused in front of Django, see `a2aconsole.web.body_limit`; checked here again for any other way in);
+not JSON, or about another task -> 400; a good push -> 200 at once: it only wakes the watch, which
+confirms the state with GetTask, so the same push twice changes nothing more. No body makes it answer
+500. In the embedded default the registry is in this process; in scale-out the push is checked against
+`pending.json` and handed to the worker over the channel layer.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 from channels.db import database_sync_to_async
 from django.contrib.auth.decorators import login_not_required
@@ -19,12 +22,14 @@ from django.views.decorators.csrf import csrf_exempt
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.push import push_task_id, token_matches
 from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.body_limit import body_cap
 from a2aconsole.web.metrics import counted_push
 
 log = logging.getLogger(__name__)
 
-MAX_PUSH_BYTES = 1024 * 1024
 TOKEN_HEADER = "X-A2A-Notification-Token"
+PUSH_PREFIX = "/a2a/push/"  # the receiver's route (a2aconsole/urls.py), for the check before the body
+NO_SUCH_WATCH = {"error": "no such watch"}
 
 
 def _answer(result: str) -> HttpResponse:
@@ -32,19 +37,44 @@ def _answer(result: str) -> HttpResponse:
         return JsonResponse({"ok": True})
     if result == "bad_request":
         return JsonResponse({"error": "not a push about this watch's task"}, status=400)
-    return JsonResponse({"error": "no such watch"}, status=404)
+    return JsonResponse(NO_SUCH_WATCH, status=404)
 
 
 def push_token(request: HttpRequest) -> str | None:
     """The token from `X-A2A-Notification-Token` (what a2a-sdk servers send) or `Authorization: Bearer`."""
-    token = request.headers.get(TOKEN_HEADER)
+    return token_in(request.headers)
+
+
+def token_in(headers: Mapping[str, str]) -> str | None:
+    """`push_token` over any headers mapping (`HttpRequest.headers`, or lower-case names)."""
+    token = headers.get(TOKEN_HEADER) or headers.get(TOKEN_HEADER.lower())
     if token:
         return token
-    auth = request.headers.get("Authorization", "")
+    auth = headers.get("Authorization") or headers.get("authorization") or ""
     scheme, _, value = auth.partition(" ")
     if scheme.lower() == "bearer" and value.strip():
         return value.strip()
     return None
+
+
+def refused_before_body(method: str, path: str, headers: Mapping[str, str]) -> bool:
+    """Whether a request can be answered "no such watch" before its body arrives: a push to a watch this
+    process follows, without that watch's token. False whenever it cannot tell (another path, or no registry
+    in this process: a scale-out web process checks the files, which it does after the body as before)."""
+    if method != "POST" or not path.startswith(PUSH_PREFIX):
+        return False
+    watch_id = path[len(PUSH_PREFIX) :]
+    if not watch_id or "/" in watch_id:
+        return False  # not the receiver's route: Django answers it
+    from a2aconsole.web.runtime import get_runtime
+
+    registry = get_runtime().registry
+    if registry is None:
+        return False
+    if registry.accepts(watch_id, token_in(headers)):
+        return False
+    log.warning("push to an unknown watch or without its token refused before its body: %s", path[:80])
+    return True
 
 
 def _find(watch_id: str) -> tuple[Workspace, WatchRecord] | None:
@@ -89,19 +119,22 @@ async def _receive_from_files(watch_id: str, token: str | None, body: bytes) -> 
 async def receive(request: HttpRequest, watch_id: str) -> HttpResponse:
     if request.method != "POST":
         return JsonResponse({"error": "POST a push notification here"}, status=405, headers={"Allow": "POST"})
+    cap = body_cap()
     try:
         declared = int(request.headers.get("Content-Length") or 0)
     except ValueError:
         return JsonResponse({"error": "bad Content-Length"}, status=400)
-    if declared > MAX_PUSH_BYTES:
-        return JsonResponse({"error": f"push body over {MAX_PUSH_BYTES} bytes"}, status=413)
+    if declared > cap:
+        return JsonResponse({"error": f"push body over {cap} bytes"}, status=413)
+    token = push_token(request)
+    if token is None:  # no token never matches: the body is not even read
+        return _answer("not_found")
     try:
-        body = request.read(MAX_PUSH_BYTES + 1)
+        body = request.read(cap + 1)
     except Exception:
         return JsonResponse({"error": "unreadable body"}, status=400)
-    if len(body) > MAX_PUSH_BYTES:
-        return JsonResponse({"error": f"push body over {MAX_PUSH_BYTES} bytes"}, status=413)
-    token = push_token(request)
+    if len(body) > cap:
+        return JsonResponse({"error": f"push body over {cap} bytes"}, status=413)
     try:
         from a2aconsole.web.runtime import get_runtime
 

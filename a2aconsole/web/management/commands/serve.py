@@ -102,11 +102,11 @@ class Command(BaseCommand):
         return owner.issue_setup_token()
 
     def _serve(self, host: str, port: int, setup_token: str | None) -> None:
-        from daphne.server import Server
         from twisted.internet import defer, reactor
 
         from a2aconsole.asgi import application
         from a2aconsole.web import background
+        from a2aconsole.web.server import Server
 
         started: dict[str, asyncio.Task[None]] = {}
 
