@@ -334,6 +334,8 @@ class A2ATool:
             exc = follower.exception()
             if exc is None:
                 return follower.result()
+            if isinstance(exc, RemoteError) and exc.kind == "too_big":
+                raise exc  # a watch would only read the same oversized answer again and again
             # the task runs on remotely: hand it to a watch, which retries, rather than lose it
             log.warning("following task %s failed (%s); a watch takes over", task.id, exc)
             return latest[0]
