@@ -165,3 +165,15 @@ async def test_a_watch_whose_task_grew_too_big_ends_and_says_why(workspace: Work
     assert text.startswith('[A2A watch ended] agent "bot" answered more than 0.06 MB to status')
     assert text.endswith(f"task {task.id} is no longer watched")
     assert not workspace.inbox_dir.exists()
+
+
+async def test_1200_file_parts_of_one_name_are_1200_files(workspace: Workspace, agent: TestAgent) -> None:
+    """Each part tries one name (`part.txt`, `part-1.txt`, …), not every taken one again (that was quadratic)."""
+    write_agents(workspace, entry("bot", agent))
+    async with _client() as http:
+        out = await make_tool(http, workspace).run("send", {"agent": "bot", "message": "manyfiles 1200"}, TARGET)
+    assert out["state"] == "completed" and out["text"] == "1200 files attached"
+    assert len(out["files"]) == len(set(out["files"])) == 1200
+    folder = workspace.inbox_dir / "bot"
+    assert sorted(p.name for p in folder.iterdir()) == sorted(["part.txt"] + [f"part-{i}.txt" for i in range(1, 1200)])
+    assert (folder / "part-1199.txt").read_text() == "file 1199\n"
