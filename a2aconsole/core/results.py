@@ -444,7 +444,9 @@ def message_outcome(message: Message, agent: str, workspace: Workspace, max_file
 
 
 def result_text(outcome: dict[str, Any]) -> str:
-    """The follow-up text a watch delivers for an outcome (the spec's result text, with the deviations' lines)."""
+    """The follow-up text a watch delivers for an outcome (the spec's result text, with the deviations' lines).
+    Its lists name the first files and links (`_listed`) and count the rest: the whole lists are in the tool's
+    result, and this text is kept in pending.json until delivered."""
     state = outcome.get("state", "unknown")
     agent = outcome.get("agent", "")
     task_id = outcome.get("taskId", "")
@@ -454,14 +456,14 @@ def result_text(outcome: dict[str, Any]) -> str:
     if body:
         lines.append(str(body))
     if outcome.get("files"):
-        lines.append("Files: " + ", ".join(outcome["files"]))
+        lines.append("Files: " + _series(outcome["files"]))
     if outcome.get("links"):
-        lines.append("Links: " + ", ".join(outcome["links"]))
+        lines.append("Links: " + _series(outcome["links"]))
     if outcome.get("otherUrls"):
-        lines.append("Not links (kept as text): " + ", ".join(outcome["otherUrls"]))
+        lines.append("Not links (kept as text): " + _series(outcome["otherUrls"]))
     if outcome.get("skipped"):
         limit = outcome.get("maxFileBytes", "")
-        skipped = ", ".join(f"{s['name']} ({s['bytes']} bytes)" for s in outcome["skipped"])
+        skipped = _series([f"{s['name']} ({s['bytes']} bytes)" for s in outcome["skipped"]])
         lines.append(f"Files skipped (over {limit} bytes): {skipped}")
     if outcome.get("partsSkipped") or outcome.get("artifactsSkipped"):
         lines.append(_over_count(outcome))
@@ -470,6 +472,12 @@ def result_text(outcome: dict[str, Any]) -> str:
     if kind == "question":
         lines.append("To answer: " + (outcome.get("hint") or hint_for(agent, task_id, state)))
     return "\n".join(lines)
+
+
+def _series(items: list[str]) -> str:
+    shown = _listed(items)
+    more = f" (and {len(items) - len(shown)} more)" if len(items) > len(shown) else ""
+    return ", ".join(shown) + more
 
 
 def _over_count(outcome: dict[str, Any]) -> str:

@@ -192,6 +192,9 @@ def test_many_files_of_one_name_get_distinct_names_in_constant_time(workspace: W
     assert (workspace.root / out["files"][1199]).read_text() == "file 1199\n"
     again = task_outcome(_task(TaskState.TASK_STATE_COMPLETED, "", art), "bot", workspace, 100)
     assert again["files"] == out["files"] and len(list(folder.iterdir())) == 1200
+    files_line = next(line for line in result_text(out).splitlines() if line.startswith("Files: "))
+    assert files_line.startswith("Files: inbox/a2a/bot/part.txt, inbox/a2a/bot/part-1.txt, ")
+    assert len(files_line) < 2200 and files_line.endswith(" more)")  # the chat's text names the first ones
 
 
 def test_names_taken_by_other_files_are_passed_by_content(workspace: Workspace) -> None:

@@ -5,6 +5,7 @@ runtime and event history, pages through the Django test client."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from a2aconsole.core.results import PREVIEW_CHARS
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
 from a2aconsole.web.runtime import Runtime
+from tests.support.agent_process import agent_process
 from tests.support.agents import TestAgent, long_text
 from tests.support.runtime import fresh_runtime
 from tests.web.test_watch_results_console import StoredEvents
@@ -87,6 +89,43 @@ async def test_a_long_answer_is_a_file_and_pages_show_a_preview(console, owner: 
             assert "line 1 of a long text" in html, name
             assert f'href="/files/console/{TEXT_FILE}"' in html, name
     assert "more characters)" in pages["re-check"]  # the raw JSON is a preview too
+
+
+def _status_kb(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise LookupError(field)
+
+
+def _reset_peak() -> None:
+    """Make VmHWM (the peak RSS) start again from the current RSS."""
+    Path("/proc/self/clear_refs").write_text("5")
+
+
+@pytest.mark.timeout(180)
+async def test_a_100_mb_answer_costs_little_memory_and_no_page_grows(space: Workspace, owner: AsyncClient) -> None:
+    """The issue's target, through the console: the agent (in its own process, so its memory is its own)
+    answers 100 MB, chunked; the console's RSS grows by less than 50 MB and every page stays under 1 MB."""
+    await ChatTarget.objects.acreate(id="console", name="Console", workspace=str(space.root))
+    with agent_process(chunked=True) as url:
+        space.save_agents([{"name": "big", "url": url}], None)
+        async with fresh_runtime(client_settings=replace(SETTINGS, wait_seconds=60)):  # the agent takes its time
+            warm = await owner.post("/chat/console/send/", {"agent": "big", "message": "hello"})
+            assert "echo: hello" in warm.content.decode()
+            _reset_peak()
+            before = _status_kb("VmRSS")
+            sent = await owner.post("/chat/console/send/", {"agent": "big", "message": "bigtext 100000000"})
+            grown_mb = (_status_kb("VmHWM") - before) / 1024
+            reply = sent.content.decode()
+            pages = {"reply": reply}
+            for name, page_url in (("dashboard", "/"), ("chat", "/chat/console/"), ("inbox", "/inbox/console/")):
+                pages[name] = (await owner.get(page_url)).content.decode()
+    assert grown_mb < 50, f"RSS grew by {grown_mb:.1f} MB"
+    assert "agent &quot;big&quot; answered more than 14 MB to " in reply
+    for name, html in pages.items():
+        assert len(html.encode()) < MB, f"{name}: {len(html.encode())} bytes"
+    assert not space.inbox_dir.exists() and space.read_pending().records == []
 
 
 async def test_a_long_answer_delivered_by_a_watch_is_a_preview_in_the_inbox(console, owner: AsyncClient) -> None:
