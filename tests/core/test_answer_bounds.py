@@ -177,3 +177,16 @@ async def test_1200_file_parts_of_one_name_are_1200_files(workspace: Workspace, 
     folder = workspace.inbox_dir / "bot"
     assert sorted(p.name for p in folder.iterdir()) == sorted(["part.txt"] + [f"part-{i}.txt" for i in range(1, 1200)])
     assert (folder / "part-1199.txt").read_text() == "file 1199\n"
+
+
+async def test_a_compressed_answer_is_refused(workspace: Workspace, make_agent) -> None:
+    """We ask for no compression: a gzipped answer's real size is unknown until inflated (a 100 KB zip bomb
+    inflates to 100 MB), so it is refused before it is read."""
+    agent: TestAgent = make_agent(gzip_calls=True, streaming=False)
+    write_agents(workspace, entry("bot", agent))
+    async with _client() as http:
+        out = await make_tool(http, workspace).run("send", {"agent": "bot", "message": "hello"}, TARGET)
+    assert out == {
+        "error": 'agent "bot" answered send compressed (gzip) though asked for no compression; its answer was not read'
+    }
+    assert agent.requests[-1][2]["accept-encoding"] == "identity"

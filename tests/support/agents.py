@@ -23,6 +23,7 @@ message-only, a 0.3 compat server. Every request is recorded (headers lower-case
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import socket
 import threading
@@ -88,6 +89,7 @@ class AgentOptions:
     legacy: bool = False  # speak protocol 0.3: a legacy card (url, protocolVersion 0.3.0) and the 0.3 JSON-RPC methods
     one_task_per_context: bool = False  # refuse a new task in a context whose `hold` task still runs ("busy")
     chunked: bool = False  # answer without Content-Length (chunked), so a reader learns the size only by reading
+    gzip_calls: bool = False  # gzip every JSON-RPC answer, whatever the request's Accept-Encoding says
     skills: list[AgentSkill] = field(
         default_factory=lambda: [
             AgentSkill(
@@ -230,6 +232,8 @@ class _KeyMiddleware:
                     return
             if self.agent.options.chunked:
                 send = _without_length(send)
+            if self.agent.options.gzip_calls and scope["method"] == "POST":
+                send = _gzipped(send)
             if self.agent.card_delay and public:
                 await asyncio.sleep(self.agent.card_delay)
             if scope["method"] == "POST":
@@ -279,6 +283,27 @@ def _without_length(send: Any) -> Any:
             headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"content-length"]
             message = {**message, "headers": headers}
         await send(message)
+
+    return wrapped
+
+
+def _gzipped(send: Any) -> Any:
+    """An ASGI `send` that gzips the whole (non-streamed) body and says so in Content-Encoding."""
+    start: dict[str, Any] = {}
+    body: list[bytes] = []
+
+    async def wrapped(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            start.update(message)
+            return
+        body.append(message.get("body", b""))
+        if message.get("more_body"):
+            return
+        data = gzip.compress(b"".join(body))
+        headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+        headers += [(b"content-encoding", b"gzip"), (b"content-length", str(len(data)).encode())]
+        await send({**start, "headers": headers})
+        await send({"type": "http.response.body", "body": data})
 
     return wrapped
 

@@ -163,3 +163,17 @@ async def test_a_link_that_is_not_http_is_shown_as_text(console, owner: AsyncCli
 async def test_an_http_link_is_a_link(console, owner: AsyncClient) -> None:
     sent = await owner.post("/chat/console/send/", {"agent": "bot", "message": "link https://files.example/r.pdf"})
     assert 'href="https://files.example/r.pdf" rel="noopener noreferrer"' in sent.content.decode()
+
+
+async def test_the_console_reads_answers_within_max_response_bytes(
+    space: Workspace, owner: AsyncClient, make_agent
+) -> None:
+    """`A2AClient__MaxResponseBytes` (here 64 KB) is the console's budget, not only the tool's default."""
+    await ChatTarget.objects.acreate(id="console", name="Console", workspace=str(space.root))
+    agent = make_agent(streaming=False, push=False)
+    space.save_agents([{"name": "bot", "url": agent.url}], None)
+    async with fresh_runtime(client_settings=replace(SETTINGS, max_response_bytes=64 * 1024)):
+        small = await owner.post("/chat/console/send/", {"agent": "bot", "message": "bigtext 30000"})
+        big = await owner.post("/chat/console/send/", {"agent": "bot", "message": "bigtext 100000"})
+    assert "line 1 of a long text" in small.content.decode()
+    assert "agent &quot;bot&quot; answered more than 0.06 MB to " in big.content.decode()
