@@ -225,6 +225,8 @@ class InboxFolder:
                 if taken and not _same_content(candidate, data):
                     misses += 1
                     n += 1
+                    if misses > _PROBES + 8:  # 8 clashes of 12 to 20 hex digits: not chance
+                        raise OSError(f"no free file name for {name} in {self.folder}")
                     continue
                 self._linked = self._linked or not taken
                 self._next[name] = n + 1 if misses < _PROBES else -1
@@ -251,14 +253,6 @@ class InboxFolder:
         if self._linked:
             fsync_dir(self.folder)
             self._linked = False
-
-
-def save_file(folder: Path, name: str, data: bytes) -> Path:
-    """Write `data` as a new file in `folder`, never replacing an existing one (see InboxFolder)."""
-    inbox = InboxFolder(folder)
-    path = inbox.save(name, data)
-    inbox.sync()
-    return path
 
 
 def _same_content(path: Path, data: bytes) -> bool:
