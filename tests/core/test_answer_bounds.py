@@ -51,7 +51,7 @@ async def test_a_100_mb_answer_is_refused_and_costs_little_memory(workspace: Wor
     with agent_process(chunked=True) as url:
         write_agents(workspace, entry("big", url))
         async with _client(SETTINGS.response_limit) as http:
-            tool = make_tool(http, workspace)
+            tool = make_tool(http, workspace, wait_seconds=60)  # the agent takes its time to build 100 MB
             warm = await tool.run("send", {"agent": "big", "message": "hello"}, TARGET)
             assert warm["state"] == "completed"
             _reset_peak()
@@ -78,15 +78,13 @@ async def test_a_declared_length_over_the_budget_is_refused_before_reading(works
 
 
 async def _subscribe(http: httpx.AsyncClient, workspace: Workspace, agent: TestAgent, chunks: str) -> list[str]:
-    """Start `chunks <n> <chars> <gate>` as a watched task, subscribe to it, open the gate once the stream is
+    """Start `chunks <n> <chars> <gate>` (returnImmediately), subscribe to it, open the gate once the stream is
     up; the kinds of the events read until the task completed."""
-    started = await make_tool(http, workspace, wait_seconds=0.01).run(
-        "send", {"agent": "bot", "message": chunks}, TARGET
-    )
-    assert started["state"] == "working", started
-    conn = await Remote(http, call_timeout=10, card_timeout=5).connect(workspace.read_agents().get("bot"))
+    remote = Remote(http, call_timeout=10, card_timeout=5)
+    task = await start_task(remote, workspace, "bot", chunks)
+    conn = await remote.connect(workspace.read_agents().get("bot"))
     seen: list[str] = []
-    async with contextlib.aclosing(conn.subscribe(started["taskId"])) as stream:
+    async with contextlib.aclosing(conn.subscribe(task.id)) as stream:
         async for ev in stream:
             seen.append(kind := ev.WhichOneof("payload"))
             if kind == "task":

@@ -25,7 +25,7 @@ from tests.web.test_watch_results_console import StoredEvents
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SETTINGS = ClientSettings(wait_seconds=1, card_timeout_seconds=3, call_timeout=10)
+SETTINGS = ClientSettings(wait_seconds=10, card_timeout_seconds=3, call_timeout=10)
 LONG = 3_000_000  # characters: well over what is inlined, well under the byte budget
 MB = 1024 * 1024
 TEXT_FILE = "inbox/a2a/bot/long.txt"
@@ -128,12 +128,19 @@ async def test_a_100_mb_answer_costs_little_memory_and_no_page_grows(space: Work
     assert not space.inbox_dir.exists() and space.read_pending().records == []
 
 
-async def test_a_long_answer_delivered_by_a_watch_is_a_preview_in_the_inbox(console, owner: AsyncClient) -> None:
-    rt, events, agent = console
-    out = await rt.tool.run("send", {"agent": "bot", "message": f"bigtext {LONG} later"}, "console")
-    assert out.get("state") == "working", out
-    agent.release("later")
-    await events.until("delivered")
+async def test_a_long_answer_delivered_by_a_watch_is_a_preview_in_the_inbox(
+    space: Workspace, owner: AsyncClient, make_agent
+) -> None:
+    await ChatTarget.objects.acreate(id="console", name="Console", workspace=str(space.root))
+    agent = make_agent(push=False)
+    space.save_agents([{"name": "bot", "url": agent.url}], None)
+    events = StoredEvents()
+    async with fresh_runtime(client_settings=replace(SETTINGS, wait_seconds=0.2), events=events) as rt:
+        await rt.start_registry([space])
+        out = await rt.tool.run("send", {"agent": "bot", "message": f"bigtext {LONG} later"}, "console")
+        assert out.get("state") == "working", out
+        agent.release("later")
+        await events.until("delivered")
     [item] = await sync_to_async(list)(InboxItem.objects.all())
     assert item.text.startswith('[A2A result from "bot"') and len(item.text) < 3 * PREVIEW_CHARS
     assert TEXT_FILE in item.text  # the preview names the file with the whole text
