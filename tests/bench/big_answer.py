@@ -158,7 +158,7 @@ def old_save_file(folder: Path, name: str, data: bytes) -> Path:
 
 
 def files(count: int, old: bool) -> None:
-    from a2aconsole.core.results import InboxFolder
+    from a2aconsole.core.inbox import InboxFolder
 
     datas = [f"file {i}\n".encode() for i in range(count)]
     folder = Path(tempfile.mkdtemp())

@@ -12,7 +12,8 @@ import httpx
 import pytest
 from a2a.types import TaskState
 
-from a2aconsole.core.client import AnswerTooLarge, BoundedStream, Remote, RemoteError, new_http_client
+from a2aconsole.core.answer_budget import AnswerTooLarge, BoundedStream
+from a2aconsole.core.client import Remote, RemoteError, new_http_client
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
