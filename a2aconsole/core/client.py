@@ -51,6 +51,8 @@ from a2a.utils.errors import (
 
 from . import metrics
 from .agents import AgentEntry, mask_url
+from .answer_budget import AnswerEncoded, AnswerTooLarge, bound_answers, megabytes
+from .config import ClientSettings
 from .errors import A2AConsoleError
 
 KEY_ORIGIN_HEADER = "x-a2aconsole-key-origin"
@@ -61,7 +63,7 @@ MAX_CARD_BYTES = 1024 * 1024  # real cards are a few KB; a bigger one is a mista
 
 class RemoteError(A2AConsoleError):
     """A remote call failed. `kind` is one of: network, timeout, auth, card, not_found, not_cancelable,
-    terminal, unsupported, protocol, rpc."""
+    terminal, unsupported, protocol, rpc, too_big (an answer over the byte budget)."""
 
     def __init__(self, kind: str, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
@@ -120,14 +122,16 @@ async def _guard_key(request: httpx.Request) -> None:
             request.headers.pop(h, None)
 
 
-def new_http_client() -> httpx.AsyncClient:
-    """The process's shared client: no redirects followed, keepalive pool, the key guard."""
+def new_http_client(max_response_bytes: int | None = None) -> httpx.AsyncClient:
+    """The process's shared client: no redirects followed, keepalive pool, the key guard, and every answer
+    read within `max_response_bytes` (default: `ClientSettings().response_limit`)."""
+    limit = max_response_bytes or ClientSettings().response_limit
     return httpx.AsyncClient(
         follow_redirects=False,
         timeout=httpx.Timeout(60.0, connect=10.0),
         limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
-        headers={"A2A-Version": "1.0"},
-        event_hooks={"request": [_guard_key]},
+        headers={"A2A-Version": "1.0", "Accept-Encoding": "identity"},
+        event_hooks={"request": [_guard_key], "response": [bound_answers(limit)]},
     )
 
 
@@ -154,6 +158,19 @@ def translate(exc: BaseException, agent: str, action: str) -> RemoteError:
     """Turn an SDK or network failure into a readable RemoteError naming the agent and what to do."""
     if isinstance(exc, RemoteError):
         return exc
+    over = next((e for e in (exc, exc.__cause__) if isinstance(e, AnswerTooLarge | AnswerEncoded)), None)
+    if isinstance(over, AnswerTooLarge):
+        return RemoteError(
+            "too_big",
+            f'agent "{agent}" answered more than {megabytes(over.limit)} to {action}: the answer was not read and '
+            "nothing of it was kept; ask the agent for less (files by link), or raise A2AClient__MaxResponseBytes",
+        )
+    if isinstance(over, AnswerEncoded):
+        return RemoteError(
+            "protocol",
+            f'agent "{agent}" answered {action} compressed ({over.encoding}) though asked for no compression; '
+            "its answer was not read",
+        )
     if isinstance(exc, A2AClientTimeoutError | asyncio.TimeoutError | httpx.TimeoutException):
         return RemoteError("timeout", f'agent "{agent}" did not answer in time ({action}); try again later')
     if isinstance(exc, AgentCardResolutionError):

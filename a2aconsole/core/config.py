@@ -12,6 +12,7 @@ from .errors import ConfigError
 _TIMESPAN = re.compile(r"^(?:(\d+)\.)?(\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.(\d{1,7}))?$")
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
+RESPONSE_MARGIN = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,13 @@ class ClientSettings:
     max_file_bytes: int = 10 * 1024 * 1024
     push_base_url: str | None = None
     call_timeout: float = 60.0
+    max_response_bytes: int | None = None  # None: derived from max_file_bytes (`response_limit`)
+
+    @property
+    def response_limit(self) -> int:
+        """The most bytes read from an agent for one answer (or one event of a stream): set, or room for one
+        file part at `max_file_bytes` in base64 (4/3) plus a margin for the rest of the task."""
+        return self.max_response_bytes or self.max_file_bytes * 4 // 3 + RESPONSE_MARGIN
 
 
 def parse_bool(name: str, value: str) -> bool:
@@ -90,6 +98,8 @@ def load_client_settings(env: Mapping[str, str]) -> ClientSettings:
         fields["card_timeout_seconds"] = parse_positive_number("A2AClient__CardTimeoutSeconds", v)
     if (v := env.get("A2AClient__MaxFileBytes")) not in (None, ""):
         fields["max_file_bytes"] = int(parse_positive_number("A2AClient__MaxFileBytes", v, integer=True))
+    if (v := env.get("A2AClient__MaxResponseBytes")) not in (None, ""):
+        fields["max_response_bytes"] = int(parse_positive_number("A2AClient__MaxResponseBytes", v, integer=True))
     for name in ("A2AClient__PushBaseUrl", "A2A__PublicUrl"):
         if (v := env.get(name)) not in (None, ""):
             fields["push_base_url"] = parse_base_url(name, v)

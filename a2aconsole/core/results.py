@@ -4,22 +4,26 @@ An outcome is a plain dict (JSON-ready, no key ever in it): state, ids, the agen
 artifacts, and the files saved under `<workspace>/inbox/a2a/<agent>/`. The same outcome feeds the tool
 result (`send`, `status`, `cancel`) and the follow-up text a watch delivers (`result_text`), so a result
 reads the same wherever it arrives.
+
+An outcome is bounded whatever the agent sent: at most MAX_TEXT_CHARS of text inline (a longer text is saved
+as a file and stands as its preview), MAX_ARTIFACTS artifacts and MAX_PARTS parts (the rest are counted as
+skipped), only http(s) URLs as links. Events keep a preview of that (`outcome_event`).
 """
 
 from __future__ import annotations
 
-import contextlib
+import json
 import mimetypes
 import os
 import re
-import tempfile
-from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 from a2a.types import Message, Part, Task, TaskState
 from google.protobuf.json_format import MessageToDict
 
-from .files import fsync_dir
+from .agents import is_http_url
+from .inbox import InboxFolder
 from .workspace import Workspace
 
 STATE_NAMES: dict[int, str] = {
@@ -38,6 +42,15 @@ WORKING_NOTE = "the result will be delivered to this conversation when it is rea
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._ -]+")
 _MAX_NAME = 120
+
+MAX_TEXT_CHARS = 64 * 1024  # text inlined in one outcome; a longer text is saved as a file
+PREVIEW_CHARS = 4 * 1024  # what stands for a saved text, and all of a text an event or inbox row keeps
+MAX_ARTIFACTS = 200  # artifacts taken from one task
+MAX_PARTS = 2_000  # parts taken from one task or message (status message and artifacts together)
+MAX_URL_CHARS = 2048  # a longer URL is not made a link
+LISTED = 50  # files, links and skipped parts an event lists; the rest are counted
+LISTED_CHARS = 2048  # ... and at most about this many characters of each list
+_SHOWN = 200  # how much of a name, media type, or URL that is not a link is kept
 
 
 def state_name(state: int) -> str:
@@ -67,14 +80,69 @@ def message_text(message: Message | None) -> str:
 
 
 def has_files(item: Task | Message) -> bool:
-    """Whether building the outcome saves files (raw parts): only then is it worth a thread. Other
-    outcomes are quick Python work, and Python work in a thread only competes with the loop for the GIL."""
+    """Whether building the outcome saves files (raw parts, or more text than is inlined): only then is it
+    worth a thread. Other outcomes are quick Python work, and Python work in a thread only competes with the
+    loop for the GIL."""
     if isinstance(item, Message):
         parts = list(item.parts)
     else:
         parts = list(item.status.message.parts) if item.status.HasField("message") else []
         parts += [p for a in item.artifacts for p in a.parts]
-    return any(p.WhichOneof("content") == "raw" for p in parts)
+    text = 0
+    for p in parts:
+        kind = p.WhichOneof("content")
+        if kind == "raw":
+            return True
+        if kind == "text":
+            text += len(p.text)
+    return text > MAX_TEXT_CHARS
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """`text` cut to its first `limit` characters, saying how many more there were."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[… {len(text) - limit:,} more characters]"
+
+
+def json_preview(value: Any, budget: int = MAX_TEXT_CHARS) -> Any:
+    """A JSON value (a raw task as an agent sent it) cut to about `budget` characters of strings: each string
+    to PREVIEW_CHARS, then lists and objects end with a count of what is left out."""
+    left = budget
+
+    def walk(v: Any) -> Any:
+        nonlocal left
+        if isinstance(v, str):
+            keep = max(0, min(len(v), PREVIEW_CHARS, left))
+            left -= keep
+            return v if keep == len(v) else f"{v[:keep]}… ({len(v) - keep:,} more characters)"
+        if isinstance(v, list):
+            out: list[Any] = []
+            for i, x in enumerate(v):
+                if left <= 0:
+                    out.append(f"… ({len(v) - i:,} more items)")
+                    break
+                out.append(walk(x))
+            return out
+        if isinstance(v, dict):
+            obj: dict[str, Any] = {}
+            for i, (k, x) in enumerate(v.items()):
+                if left <= 0:
+                    obj["…"] = f"{len(v) - i:,} more fields"
+                    break
+                key = str(k)[:_SHOWN]
+                left -= len(key)
+                obj[key] = walk(x)
+            return obj
+        return v
+
+    return walk(value)
+
+
+def is_web_link(url: str) -> bool:
+    """An absolute http(s) URL of reasonable length: the only URLs an agent sends that become links
+    (`javascript:`, `data:` and the like are kept as text)."""
+    return len(url) <= MAX_URL_CHARS and is_http_url(url)
 
 
 def hint_for(agent: str, task_id: str, state: str) -> str:
@@ -102,60 +170,52 @@ def safe_file_name(name: str, media_type: str = "") -> str:
     return stem + ext
 
 
-def save_file(folder: Path, name: str, data: bytes) -> Path:
-    """Write `data` as a new file in `folder`, never replacing an existing one (`name-1.ext`, `name-2.ext`, …).
-
-    The content goes to a temp file first (fsynced) and is then hard-linked under the free name: the link
-    fails if the name exists, so two writers can never claim one name and no reader sees a half file.
-    A file with the same name and identical content is reused, so asking twice does not pile up copies.
-    """
-    folder.mkdir(parents=True, exist_ok=True)
-    stem, ext = os.path.splitext(name)
-    fd, tmp = tempfile.mkstemp(prefix=".incoming.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        for n in range(10_000):
-            candidate = folder / (name if n == 0 else f"{stem}-{n}{ext}")
-            try:
-                os.link(tmp, candidate)
-            except FileExistsError:
-                if _same_content(candidate, data):
-                    return candidate
-                continue
-            fsync_dir(folder)
-            return candidate
-        raise OSError(f"no free file name for {name} in {folder}")
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-
-
-def _same_content(path: Path, data: bytes) -> bool:
-    try:
-        if path.is_symlink() or not path.is_file() or path.stat().st_size != len(data):
-            return False
-        return path.read_bytes() == data
-    except OSError:
-        return False
-
-
 class _Parts:
-    """Collects what the non-text parts of a task amount to: saved files, links, skipped files, data."""
+    """Collects what the parts of a task amount to: texts within the inline budget (longer ones saved), saved
+    files, links, URLs kept as text, and what was skipped (too big, or over the count)."""
 
     def __init__(self, agent: str, workspace: Workspace, max_file_bytes: int) -> None:
         self.agent = agent
         self.workspace = workspace
         self.max_file_bytes = max_file_bytes
+        self.inbox = InboxFolder(workspace.inbox_dir / safe_file_name(agent))
         self.files: list[str] = []
         self.links: list[str] = []
+        self.other_urls: list[str] = []
         self.skipped: list[dict[str, Any]] = []
+        self.text_files: list[dict[str, Any]] = []
+        self.taken = 0
+        self.parts_skipped = 0
+        self.budget = MAX_TEXT_CHARS
+        self._texts: dict[str, str] = {}
 
-    @property
-    def folder(self) -> Path:
-        return self.workspace.inbox_dir / safe_file_name(self.agent)
+    def admit(self, parts: Iterable[Part]) -> list[Part]:
+        """The parts still within MAX_PARTS; the others are counted as skipped."""
+        parts = list(parts)
+        room = max(0, MAX_PARTS - self.taken)
+        self.taken += min(room, len(parts))
+        self.parts_skipped += max(0, len(parts) - room)
+        return parts[:room]
+
+    def _save(self, name: str, data: bytes) -> str:
+        return self.inbox.save(name, data).relative_to(self.workspace.root).as_posix()
+
+    def text(self, text: str, name: str) -> str:
+        """`text` as the outcome holds it: whole while the inline budget lasts, else saved as `<name>.txt` and
+        standing as its preview, which names the file."""
+        if text in self._texts:
+            return self._texts[text]
+        if len(text) <= self.budget:
+            self.budget -= len(text)
+            held = text
+        else:
+            keep = max(0, min(PREVIEW_CHARS, self.budget))
+            self.budget -= keep
+            rel = self._save(safe_file_name(name) + ".txt", text.encode())
+            self.text_files.append({"name": name, "file": rel, "chars": len(text)})
+            held = f"{text[:keep]}\n[… {len(text) - keep:,} more characters: the full text is in {rel}]"
+        self._texts[text] = held
+        return held
 
     def take(self, part: Part, fallback: str) -> dict[str, Any] | None:
         """Handle one part; returns what an artifact lists for it (None for text, which is joined instead)."""
@@ -166,22 +226,52 @@ class _Parts:
             if size > self.max_file_bytes:
                 self.skipped.append({"name": name, "bytes": size})
                 return {"skipped": name, "bytes": size}
-            path = save_file(self.folder, name, part.raw)
-            rel = path.relative_to(self.workspace.root).as_posix()
+            rel = self._save(name, part.raw)
             if rel not in self.files:
                 self.files.append(rel)
-            return _clean({"file": rel, "bytes": size, "mediaType": part.media_type or None})
+            return _clean({"file": rel, "bytes": size, "mediaType": _cut(part.media_type)})
         if kind == "url":
+            if not is_web_link(part.url):
+                shown = part.url[:_SHOWN]
+                if shown not in self.other_urls:
+                    self.other_urls.append(shown)
+                return _clean({"url": shown, "note": "not an http(s) link: kept as text", "name": _cut(part.filename)})
             if part.url not in self.links:
                 self.links.append(part.url)
-            return _clean({"link": part.url, "name": part.filename or None, "mediaType": part.media_type or None})
+            return _clean({"link": part.url, "name": _cut(part.filename), "mediaType": _cut(part.media_type)})
         if kind == "data":
-            return {"data": MessageToDict(part.data)}
+            data = MessageToDict(part.data)
+            size = len(json.dumps(data, ensure_ascii=False))
+            if size <= self.budget:
+                self.budget -= size
+                return {"data": data}
+            rel = self._save(safe_file_name(fallback) + ".json", json.dumps(data, ensure_ascii=False).encode())
+            return {"dataFile": rel, "chars": size}
         return None
+
+    def extras(self, out: dict[str, Any]) -> None:
+        """Add what was held back to an outcome: texts saved as files, URLs kept as text, skipped parts."""
+        if self.text_files:
+            out["textFiles"] = self.text_files
+        if self.other_urls:
+            out["otherUrls"] = self.other_urls
+        if self.parts_skipped:
+            out["partsSkipped"] = self.parts_skipped
+            out["maxParts"] = MAX_PARTS
+        self.inbox.sync()
 
 
 def _clean(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
+
+
+def _cut(s: str, limit: int = _SHOWN) -> str | None:
+    """A short string the agent named something with (None for empty), cut to `limit` characters."""
+    return (s if len(s) <= limit else s[: limit - 1] + "…") or None
+
+
+def _joined(parts: Iterable[Part]) -> str:
+    return "\n".join(p.text for p in parts if p.WhichOneof("content") == "text").strip()
 
 
 def task_outcome(task: Task, agent: str, workspace: Workspace, max_file_bytes: int) -> dict[str, Any]:
@@ -192,17 +282,19 @@ def task_outcome(task: Task, agent: str, workspace: Workspace, max_file_bytes: i
     """
     state = state_name(task.status.state)
     parts = _Parts(agent, workspace, max_file_bytes)
-    status_msg = task.status.message if task.status.HasField("message") else None
-    status_text = message_text(status_msg)
-    if status_msg is not None:
-        for i, p in enumerate(status_msg.parts):
-            parts.take(p, f"message-{i + 1}")
+    status_parts = parts.admit(task.status.message.parts) if task.status.HasField("message") else []
+    status_full = _joined(status_parts)
+    for i, p in enumerate(status_parts):
+        parts.take(p, f"message-{i + 1}")
+    status_text = parts.text(status_full, "message") if status_full else ""
     artifacts: list[dict[str, Any]] = []
     texts: list[str] = []
-    for n, art in enumerate(task.artifacts, start=1):
-        art_text = "\n".join(p.text for p in art.parts if p.WhichOneof("content") == "text").strip()
-        items = [x for i, p in enumerate(art.parts) if (x := parts.take(p, art.name or f"artifact-{n}-{i + 1}"))]
-        entry = _clean({"name": art.name or None, "text": art_text or None, "description": art.description or None})
+    for n, art in enumerate(task.artifacts[:MAX_ARTIFACTS], start=1):
+        admitted = parts.admit(art.parts)
+        items = [x for i, p in enumerate(admitted) if (x := parts.take(p, art.name or f"artifact-{n}-{i + 1}"))]
+        art_full = _joined(admitted)
+        art_text = parts.text(art_full, art.name or f"artifact-{n}") if art_full else ""
+        entry = _clean({"name": _cut(art.name), "text": art_text or None, "description": _cut(art.description, 1024)})
         if items:
             entry["parts"] = items
         artifacts.append(entry)
@@ -222,6 +314,9 @@ def task_outcome(task: Task, agent: str, workspace: Workspace, max_file_bytes: i
     }
     if parts.skipped:
         outcome["maxFileBytes"] = max_file_bytes
+    if len(task.artifacts) > MAX_ARTIFACTS:
+        outcome["artifactsSkipped"] = len(task.artifacts) - MAX_ARTIFACTS
+    parts.extras(outcome)
     if is_interrupted(state):
         outcome["question"] = status_text or "(the agent gave no question text)"
         outcome["hint"] = hint_for(agent, task.id, state)
@@ -231,9 +326,12 @@ def task_outcome(task: Task, agent: str, workspace: Workspace, max_file_bytes: i
 def message_outcome(message: Message, agent: str, workspace: Workspace, max_file_bytes: int) -> dict[str, Any]:
     """The tool's result for a message-only reply (no task): its text and context, plus any files."""
     parts = _Parts(agent, workspace, max_file_bytes)
-    for i, p in enumerate(message.parts):
+    admitted = parts.admit(message.parts)
+    for i, p in enumerate(admitted):
         parts.take(p, f"message-{i + 1}")
-    out: dict[str, Any] = {"agent": agent, "message": message_text(message), "contextId": message.context_id}
+    full = _joined(admitted)
+    text = parts.text(full, "message") if full else ""
+    out: dict[str, Any] = {"agent": agent, "message": text, "contextId": message.context_id}
     if parts.files:
         out["files"] = parts.files
     if parts.links:
@@ -241,11 +339,14 @@ def message_outcome(message: Message, agent: str, workspace: Workspace, max_file
     if parts.skipped:
         out["skipped"] = parts.skipped
         out["maxFileBytes"] = max_file_bytes
+    parts.extras(out)
     return out
 
 
 def result_text(outcome: dict[str, Any]) -> str:
-    """The follow-up text a watch delivers for an outcome (the spec's result text, with the deviations' lines)."""
+    """The follow-up text a watch delivers for an outcome (the spec's result text, with the deviations' lines).
+    Its lists name the first files and links (`_listed`) and count the rest: the whole lists are in the tool's
+    result, and this text is kept in pending.json until delivered."""
     state = outcome.get("state", "unknown")
     agent = outcome.get("agent", "")
     task_id = outcome.get("taskId", "")
@@ -255,13 +356,17 @@ def result_text(outcome: dict[str, Any]) -> str:
     if body:
         lines.append(str(body))
     if outcome.get("files"):
-        lines.append("Files: " + ", ".join(outcome["files"]))
+        lines.append("Files: " + _series(outcome["files"]))
     if outcome.get("links"):
-        lines.append("Links: " + ", ".join(outcome["links"]))
+        lines.append("Links: " + _series(outcome["links"]))
+    if outcome.get("otherUrls"):
+        lines.append("Not links (kept as text): " + _series(outcome["otherUrls"]))
     if outcome.get("skipped"):
         limit = outcome.get("maxFileBytes", "")
-        skipped = ", ".join(f"{s['name']} ({s['bytes']} bytes)" for s in outcome["skipped"])
+        skipped = _series([f"{s['name']} ({s['bytes']} bytes)" for s in outcome["skipped"]])
         lines.append(f"Files skipped (over {limit} bytes): {skipped}")
+    if outcome.get("partsSkipped") or outcome.get("artifactsSkipped"):
+        lines.append(_over_count(outcome))
     if outcome.get("contextId"):
         lines.append(f"Context: {outcome['contextId']}")
     if kind == "question":
@@ -269,18 +374,50 @@ def result_text(outcome: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _series(items: list[str]) -> str:
+    shown = _listed(items)
+    more = f" (and {len(items) - len(shown)} more)" if len(items) > len(shown) else ""
+    return ", ".join(shown) + more
+
+
+def _over_count(outcome: dict[str, Any]) -> str:
+    said = []
+    if outcome.get("artifactsSkipped"):
+        said.append(f"{outcome['artifactsSkipped']} artifacts over the first {MAX_ARTIFACTS}")
+    if outcome.get("partsSkipped"):
+        said.append(f"{outcome['partsSkipped']} parts over the first {MAX_PARTS}")
+    return "Skipped: " + " and ".join(said)
+
+
 def outcome_event(outcome: dict[str, Any], watch_id: str | None = None) -> dict[str, Any]:
     """The text and data of a RESULT / QUESTION event, for the tool and the watches alike: the final text or
     the question, files, links, skipped files, so the console renders both the same way. (The chat gets the
-    spec's header text, `result_text`; the console's history gets this.)"""
+    spec's header text, `result_text`; the console's history gets this.) An event keeps a preview: at most
+    PREVIEW_CHARS of text and LISTED entries of each list (with how many more), so no page grows with what
+    an agent sent; texts saved as files are listed first, to link to the whole."""
     body = outcome.get("question") if is_interrupted(str(outcome.get("state", ""))) else outcome.get("text")
-    data: dict[str, Any] = {
-        "files": list(outcome.get("files") or []),
-        "links": list(outcome.get("links") or []),
-        "skipped": list(outcome.get("skipped") or []),
-    }
+    data: dict[str, Any] = {}
+    for key in ("files", "links", "skipped", "textFiles", "otherUrls"):
+        items = list(outcome.get(key) or [])
+        if items or key in ("files", "links", "skipped"):
+            data[key] = _listed(items)
+        if len(items) > len(data.get(key, [])):
+            data[f"{key}More"] = len(items) - len(data[key])
     if watch_id:
         data["watchId"] = watch_id
-    if outcome.get("maxFileBytes"):
-        data["maxFileBytes"] = outcome["maxFileBytes"]
-    return {"text": str(body or ""), "data": data}
+    for key in ("maxFileBytes", "partsSkipped", "artifactsSkipped"):
+        if outcome.get(key):
+            data[key] = outcome[key]
+    return {"text": preview(str(body or "")), "data": data}
+
+
+def _listed(items: list[Any]) -> list[Any]:
+    """The first items of a list, at most LISTED of them and about LISTED_CHARS characters (at least one)."""
+    kept: list[Any] = []
+    chars = 0
+    for item in items[:LISTED]:
+        chars += len(json.dumps(item, ensure_ascii=False))
+        if kept and chars > LISTED_CHARS:
+            break
+        kept.append(item)
+    return kept

@@ -199,6 +199,10 @@ class Following:
                 conn = await self._connection(w)
                 task = await conn.get_task(w.record.task_id)
         except RemoteError as e:
+            if e.kind == "too_big":  # every later check would read the same oversized answer: end with why
+                raise WatchEnd(
+                    "too big", f"[A2A watch ended] {e}; task {w.record.task_id} is no longer watched"
+                ) from None
             self._note_error(w, e, conn)
             return None
         w.checked_at = self.clock.now()
@@ -282,7 +286,7 @@ class Following:
                 conn = await self._connection(w)
                 outcome = await self._stream(w, conn)
             except RemoteError as e:
-                if e.kind == "terminal":
+                if e.kind in ("terminal", "too_big"):  # check at once (an oversized task ends the watch there)
                     outcome = "settled"
                 else:
                     self._note_error(w, e, conn)

@@ -361,6 +361,8 @@ class A2ATool:
             exc = follower.exception()
             if exc is None:
                 return follower.result()
+            if isinstance(exc, RemoteError) and exc.kind == "too_big":
+                raise exc  # a watch would only read the same oversized answer again and again
             # the task runs on remotely: hand it to a watch, which retries, rather than lose it
             kind = getattr(exc, "kind", type(exc).__name__)  # not its text: an agent's error may echo its key
             log.warning("following task %s failed (%s); a watch takes over", task.id, kind)

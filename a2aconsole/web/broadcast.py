@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.db import OperationalError
 
 from a2aconsole.core.events import Event, groups_for
+from a2aconsole.core.results import PREVIEW_CHARS, preview
 
 log = logging.getLogger(__name__)
 
 MESSAGE_TYPE = "a2a.event"
 STORE_ATTEMPTS = 5
+EVENT_TEXT_CHARS = 2 * PREVIEW_CHARS  # results keep a PREVIEW_CHARS preview already (`outcome_event`)
 
 
 def _store(event: Event) -> None:
@@ -55,6 +58,8 @@ class ChannelsBroadcast:
     """EventSink: a TaskEvent row per event, then `a2a.event` to `core.events.groups_for(event)`."""
 
     async def emit(self, event: Event) -> None:
+        if len(event.text) > EVENT_TEXT_CHARS:  # e.g. a delivered result's text: rows and messages stay small
+            event = replace(event, text=preview(event.text, EVENT_TEXT_CHARS))
         for attempt in range(1, STORE_ATTEMPTS + 1):
             try:
                 await database_sync_to_async(_store)(event)

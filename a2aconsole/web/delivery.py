@@ -19,6 +19,7 @@ from django.conf import settings
 
 from a2aconsole.core.events import target_group
 from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.results import PREVIEW_CHARS, preview
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.broadcast import notify
 from a2aconsole.web.metrics import DeliveryCount
@@ -27,6 +28,7 @@ from a2aconsole.web.models import ChatTarget, InboxItem
 log = logging.getLogger(__name__)
 
 CONSOLE_TARGET_ID = "console"
+INBOX_TEXT_CHARS = 2 * PREVIEW_CHARS  # an inbox row keeps the result's header and a preview of its text
 
 
 class Backend(Protocol):
@@ -56,7 +58,9 @@ class InboxBackend:
 
     @staticmethod
     def _store(target: ChatTarget, text: str, record: WatchRecord | None) -> InboxItem:
-        fields = {"text": text, "delivered": True}
+        """Keep the item, with a preview of the text: the whole of a long result is in its files (the text
+        names them) and on the task page, and a row never grows with what an agent sent."""
+        fields = {"text": preview(text, INBOX_TEXT_CHARS), "delivered": True}
         if record is not None:
             fields.update(
                 agent=record.agent,

@@ -278,7 +278,7 @@ def build_runtime(
 
     cs = client_settings or settings.A2A_CLIENT
     clock = clock or SystemClock()
-    http = new_http_client()
+    http = new_http_client(cs.response_limit)
     remote = Remote(http, call_timeout=cs.call_timeout, card_timeout=cs.card_timeout_seconds)
     delivery = delivery or TargetDelivery()
     events = events or ChannelsBroadcast()

@@ -13,10 +13,25 @@ def test_defaults_when_nothing_is_set() -> None:
     assert s == ClientSettings()
     assert (s.enabled, s.wait_seconds, s.watch_timeout, s.card_timeout_seconds) == (True, 60.0, 86400.0, 10.0)
     assert (s.max_file_bytes, s.push_base_url, s.call_timeout) == (10485760, None, 60.0)
+    assert s.response_limit == 10485760 * 4 // 3 + 1024 * 1024  # one file part in base64, plus room
+
+
+def test_response_limit_follows_max_file_bytes_unless_set() -> None:
+    assert load_client_settings({"A2AClient__MaxFileBytes": "3000"}).response_limit == 4000 + 1024 * 1024
+    both = {"A2AClient__MaxFileBytes": "3000", "A2AClient__MaxResponseBytes": "65536"}
+    assert load_client_settings(both).response_limit == 65536
 
 
 def test_empty_values_mean_default() -> None:
-    names = ["Enabled", "WaitSeconds", "WatchTimeout", "CardTimeoutSeconds", "MaxFileBytes", "PushBaseUrl"]
+    names = [
+        "Enabled",
+        "WaitSeconds",
+        "WatchTimeout",
+        "CardTimeoutSeconds",
+        "MaxFileBytes",
+        "MaxResponseBytes",
+        "PushBaseUrl",
+    ]
     assert load_client_settings({f"A2AClient__{n}": "" for n in names}) == ClientSettings()
 
 
@@ -80,6 +95,7 @@ def test_public_url_is_the_fallback_for_push_base_url() -> None:
         ("A2AClient__CardTimeoutSeconds", "0", "expected a number greater than 0"),
         ("A2AClient__MaxFileBytes", "1.5", "expected a whole number greater than 0"),
         ("A2AClient__MaxFileBytes", "10MB", "expected a whole number greater than 0"),
+        ("A2AClient__MaxResponseBytes", "0", "greater than 0"),
         ("A2AClient__PushBaseUrl", "console.example", "expected an absolute http(s) URL"),
         ("A2AClient__PushBaseUrl", "https://c.example/?q=1", "expected an absolute http(s) URL"),
         ("A2A__PublicUrl", "ftp://c.example", "expected an absolute http(s) URL"),

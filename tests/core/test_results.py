@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from a2a.types import Artifact, Message, Part, Role, Task, TaskState, TaskStatus
 
 from a2aconsole.core.results import (
+    LISTED,
+    MAX_ARTIFACTS,
+    MAX_PARTS,
+    MAX_TEXT_CHARS,
+    PREVIEW_CHARS,
     has_files,
     is_interrupted,
     is_settled,
     is_terminal,
     message_outcome,
+    outcome_event,
     result_text,
     safe_file_name,
     state_name,
@@ -121,3 +129,94 @@ def test_has_files_only_for_raw_parts() -> None:
     in_status = Task(id="t", status=TaskStatus(message=Message(parts=[Part(raw=b"x")])))
     assert has_files(in_status)
     assert has_files(Message(parts=[Part(raw=b"x")])) and not has_files(Message(parts=[Part(text="x")]))
+
+
+def test_a_long_text_is_saved_as_a_file_and_stands_as_its_preview(workspace: Workspace) -> None:
+    long = "\n".join(f"line {i}" for i in range(300_000))  # ~2.3 MB
+    art = Artifact(name="report", parts=[Part(text=long)])
+    out = task_outcome(_task(TaskState.TASK_STATE_COMPLETED, "done", art), "bot", workspace, 10)
+    assert out["textFiles"] == [{"name": "report", "file": "inbox/a2a/bot/report.txt", "chars": len(long)}]
+    assert (workspace.root / "inbox/a2a/bot/report.txt").read_text() == long  # the whole text, as sent
+    more = len(long) - PREVIEW_CHARS
+    assert out["artifacts"][0]["text"] == (
+        f"{long[:PREVIEW_CHARS]}\n[… {more:,} more characters: the full text is in inbox/a2a/bot/report.txt]"
+    )
+    assert out["text"] == "done\n\n" + out["artifacts"][0]["text"]
+    assert has_files(_task(TaskState.TASK_STATE_COMPLETED, "", art))  # saving it blocks: built in a thread
+    event = outcome_event(out)
+    assert len(event["text"]) < PREVIEW_CHARS + 100 and event["data"]["textFiles"] == out["textFiles"]
+    assert "inbox/a2a/bot/report.txt" in result_text(out)
+
+
+def test_inline_text_is_bounded_per_outcome(workspace: Workspace) -> None:
+    """Many medium texts: inline while the budget lasts, then saved; the outcome's text stays bounded."""
+    arts = [Artifact(name=f"part {i}", parts=[Part(text=f"{i}" * 30_000)]) for i in range(10)]
+    out = task_outcome(_task(TaskState.TASK_STATE_COMPLETED, "", *arts), "bot", workspace, 10)
+    assert [a["text"] for a in out["artifacts"][:2]] == ["0" * 30_000, "1" * 30_000]  # 60,000 of 65,536 inline
+    assert len(out["text"]) < MAX_TEXT_CHARS + PREVIEW_CHARS + 10 * 100
+    assert [t["name"] for t in out["textFiles"]] == [f"part {i}" for i in range(2, 10)]
+    assert (workspace.root / "inbox/a2a/bot/part 9.txt").read_text() == "9" * 30_000
+
+
+def test_parts_and_artifacts_over_the_count_are_skipped_and_counted(workspace: Workspace) -> None:
+    many = Artifact(name="many", parts=[Part(text=f"{i}") for i in range(MAX_PARTS + 5)])
+    arts = [many] + [Artifact(name=f"a{i}") for i in range(MAX_ARTIFACTS + 7)]
+    out = task_outcome(_task(TaskState.TASK_STATE_COMPLETED, "status", *arts), "bot", workspace, 10)
+    assert out["partsSkipped"] == 6 and out["maxParts"] == MAX_PARTS  # the status message's part counts too
+    assert out["artifactsSkipped"] == 8 and len(out["artifacts"]) == MAX_ARTIFACTS
+    assert out["artifacts"][0]["text"].endswith(f"\n{MAX_PARTS - 2}")
+    assert "Skipped: 8 artifacts over the first 200 and 6 parts over the first 2000" in result_text(out)
+    assert outcome_event(out)["data"]["partsSkipped"] == 6
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(document.cookie)", " JavaScript:alert(1)", "data:text/html,<b>x"])
+def test_only_http_urls_become_links(workspace: Workspace, url: str) -> None:
+    art = Artifact(
+        name="links", parts=[Part(url=url), Part(url="https://ok.example/a"), Part(url="http:/" + "x" * 5000)]
+    )
+    out = task_outcome(_task(TaskState.TASK_STATE_COMPLETED, "see", art), "bot", workspace, 10)
+    assert out["links"] == ["https://ok.example/a"]
+    assert out["otherUrls"] == [url, "http:/" + "x" * 194]  # kept as text (a long one cut)
+    assert out["artifacts"][0]["parts"][0] == {"url": url, "note": "not an http(s) link: kept as text"}
+    assert f"Not links (kept as text): {url}" in result_text(out)
+
+
+def test_many_files_of_one_name_get_distinct_names_in_constant_time(workspace: Workspace) -> None:
+    """1,200 parts named alike: each save tries one name (no walk over name-1 … name-n), all are kept, and
+    asking again reuses them; parts alike in name and content are one file."""
+    parts = [Part(raw=f"file {i}\n".encode(), filename="part.txt") for i in range(1200)]
+    art = Artifact(name="files", parts=[*parts, Part(raw=b"file 0\n", filename="part.txt")])
+    folder = workspace.inbox_dir / "bot"
+    out = task_outcome(_task(TaskState.TASK_STATE_COMPLETED, "", art), "bot", workspace, 100)
+    assert out["files"] == ["inbox/a2a/bot/part.txt"] + [f"inbox/a2a/bot/part-{i}.txt" for i in range(1, 1200)]
+    assert (workspace.root / out["files"][1199]).read_text() == "file 1199\n"
+    again = task_outcome(_task(TaskState.TASK_STATE_COMPLETED, "", art), "bot", workspace, 100)
+    assert again["files"] == out["files"] and len(list(folder.iterdir())) == 1200
+    files_line = next(line for line in result_text(out).splitlines() if line.startswith("Files: "))
+    assert files_line.startswith("Files: inbox/a2a/bot/part.txt, inbox/a2a/bot/part-1.txt, ")
+    assert len(files_line) < 2200 and files_line.endswith(" more)")  # the chat's text names the first ones
+
+
+def test_names_taken_by_other_files_are_passed_by_content(workspace: Workspace) -> None:
+    """When the names are taken by other content, a few tries, then names by content: found again later."""
+    folder = workspace.inbox_dir / "bot"
+    folder.mkdir(parents=True)
+    for i, name in enumerate(["part.txt", "part-1.txt", "part-2.txt", "part-3.txt"]):
+        (folder / name).write_text(f"someone else's {i}")
+    art = Artifact(name="files", parts=[Part(raw=f"file {i}\n".encode(), filename="part.txt") for i in range(300)])
+    out = task_outcome(_task(TaskState.TASK_STATE_COMPLETED, "", art), "bot", workspace, 100)
+    assert len(out["files"]) == len(set(out["files"])) == 300
+    assert all(re.fullmatch(r"inbox/a2a/bot/part-[0-9a-f]{12}\.txt", f) for f in out["files"])
+    assert (folder / "part.txt").read_text() == "someone else's 0"
+    assert (workspace.root / out["files"][299]).read_text() == "file 299\n"
+    again = task_outcome(_task(TaskState.TASK_STATE_COMPLETED, "", art), "bot", workspace, 100)
+    assert again["files"] == out["files"] and len(list(folder.iterdir())) == 304
+
+
+def test_events_keep_previews_of_long_lists(workspace: Workspace) -> None:
+    out = {"state": "completed", "text": "x" * 10_000, "files": [f"inbox/a2a/bot/f{i}" for i in range(300)]}
+    out["links"] = [f"https://x.example/{'y' * 500}/{i}" for i in range(10)]
+    data = outcome_event(out)["data"]
+    assert len(data["files"]) == LISTED and data["filesMore"] == 250
+    assert 1 <= len(data["links"]) < 10 and data["linksMore"] == 10 - len(data["links"])
+    assert outcome_event(out)["text"] == "x" * PREVIEW_CHARS + f"\n[… {10_000 - PREVIEW_CHARS:,} more characters]"

@@ -9,6 +9,10 @@ One scripted executor; the first word of the user's text picks the scenario:
 - `auth`              asks for auth (auth-required)
 - `file`              completes with a PDF file artifact plus a URL part
 - `bigfile <bytes>`   completes with a file artifact of that many bytes
+- `bigtext <chars> [gate]`  completes with a text artifact of that many characters (after `agent.release(gate)`)
+- `manyfiles <n>`     completes with n small file parts all named `part.txt` (each a different content)
+- `link <url>`        completes with a URL part of that URL (any scheme: `javascript:…` too)
+- `chunks <n> <chars> <gate>`  after the gate, streams n artifact updates of that many characters each
 - `fail`              fails with `boom: cannot do that`
 - `message`           answers with a message only (no task)
 - `leak`              completes echoing the key header it got (`the key was <header>`), as a hostile agent would;
@@ -21,6 +25,7 @@ message-only, a 0.3 compat server. Every request is recorded (headers lower-case
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import socket
 import threading
@@ -85,6 +90,8 @@ class AgentOptions:
     drop_streams: bool = False  # answer SubscribeToTask with a stream that ends at once (a dropped stream)
     legacy: bool = False  # speak protocol 0.3: a legacy card (url, protocolVersion 0.3.0) and the 0.3 JSON-RPC methods
     one_task_per_context: bool = False  # refuse a new task in a context whose `hold` task still runs ("busy")
+    chunked: bool = False  # answer without Content-Length (chunked), so a reader learns the size only by reading
+    gzip_calls: bool = False  # gzip every JSON-RPC answer, whatever the request's Accept-Encoding says
     skills: list[AgentSkill] = field(
         default_factory=lambda: [
             AgentSkill(
@@ -174,6 +181,30 @@ class ScriptedExecutor(AgentExecutor):
             await up.add_artifact([new_text_part(f"the key was {leaked}")], name="leak")
             await up.complete(up.new_agent_message([new_text_part(f"the key was {leaked}")]))
             self.agent.finished.append(task.id)
+        elif word == "bigtext":
+            size, _, gate = rest.partition(" ")
+            if gate:
+                await up.start_work(up.new_agent_message([new_text_part("writing a long text")]))
+                await self.agent.gate(gate).wait()
+            await up.add_artifact([new_text_part(long_text(int(size)))], name="long")
+            await up.complete(up.new_agent_message([new_text_part("long text attached")]))
+        elif word == "manyfiles":
+            files = [
+                new_raw_part(f"file {i}\n".encode(), media_type="text/plain", filename="part.txt")
+                for i in range(int(rest))
+            ]
+            await up.add_artifact(files, name="files")
+            await up.complete(up.new_agent_message([new_text_part(f"{len(files)} files attached")]))
+        elif word == "link":
+            await up.add_artifact([new_url_part(rest, filename="click-me")], name="link")
+            await up.complete(up.new_agent_message([new_text_part("a link for you")]))
+        elif word == "chunks":
+            n, size, gate = rest.split(" ")
+            await up.start_work(up.new_agent_message([new_text_part("chunks coming")]))
+            await self.agent.gate(gate).wait()
+            for i in range(int(n)):
+                await up.add_artifact([new_text_part(long_text(int(size)))], name=f"chunk-{i + 1}")
+            await up.complete(up.new_agent_message([new_text_part("all chunks sent")]))
         elif word == "fail":
             await up.failed(up.new_agent_message([new_text_part("boom: cannot do that")]))
         else:
@@ -183,6 +214,13 @@ class ScriptedExecutor(AgentExecutor):
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         up = TaskUpdater(event_queue, context.task_id, context.context_id)
         await up.cancel(up.new_agent_message([new_text_part("cancelled by request")]))
+
+
+def long_text(size: int) -> str:
+    """`size` characters that read as what they are: `line 1 …`, `line 2 …`, 64 characters a line."""
+    line = "{:<63}\n"
+    lines = (size + 63) // 64
+    return "".join(line.format(f"line {i + 1} of a long text") for i in range(lines))[:size]
 
 
 class _KeyMiddleware:
@@ -204,6 +242,10 @@ class _KeyMiddleware:
                 if not ok:
                     await JSONResponse({"error": "unauthorized"}, status_code=401)(scope, receive, send)
                     return
+            if self.agent.options.chunked:
+                send = _without_length(send)
+            if self.agent.options.gzip_calls and scope["method"] == "POST":
+                send = _gzipped(send)
             if self.agent.card_delay and public:
                 await asyncio.sleep(self.agent.card_delay)
             if scope["method"] == "POST":
@@ -243,6 +285,39 @@ class _KeyMiddleware:
             return await receive()
 
         return replay
+
+
+def _without_length(send: Any) -> Any:
+    """An ASGI `send` that drops Content-Length, so the server answers chunked."""
+
+    async def wrapped(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"content-length"]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return wrapped
+
+
+def _gzipped(send: Any) -> Any:
+    """An ASGI `send` that gzips the whole (non-streamed) body and says so in Content-Encoding."""
+    start: dict[str, Any] = {}
+    body: list[bytes] = []
+
+    async def wrapped(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            start.update(message)
+            return
+        body.append(message.get("body", b""))
+        if message.get("more_body"):
+            return
+        data = gzip.compress(b"".join(body))
+        headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+        headers += [(b"content-encoding", b"gzip"), (b"content-length", str(len(data)).encode())]
+        await send({**start, "headers": headers})
+        await send({"type": "http.response.body", "body": data})
+
+    return wrapped
 
 
 async def _end_leftover_tasks() -> None:

@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from google.protobuf.json_format import MessageToDict
 
+from a2aconsole.core.results import json_preview
 from a2aconsole.web import history
 from a2aconsole.web.models import TaskEvent
 from a2aconsole.web.views import scope
@@ -41,6 +42,7 @@ def context(
     states = [ev.state for ev in events if ev.state]
     last = events[-1] if events else None
     raw = raw_task or (outcome if outcome is not None else (_event_json(last) if last else None))
+    raw = json_preview(raw) if raw else raw  # an agent's task may be megabytes: the page shows a preview
     return {
         "nav": "watches",
         "title": f"Task {task_id[:12]}",

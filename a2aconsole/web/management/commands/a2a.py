@@ -41,7 +41,7 @@ def target_setup(target: str) -> tuple[Workspace | None, int]:
 
 async def run_tool(action: str, args: dict[str, Any], target: str, workspace: Workspace | None, hops: int) -> dict:
     client = settings.A2A_CLIENT
-    http = new_http_client()
+    http = new_http_client(client.response_limit)
     try:
         remote = Remote(http, call_timeout=client.call_timeout, card_timeout=client.card_timeout_seconds)
         tool = A2ATool(
