@@ -246,6 +246,7 @@ class TestAgent:
     """A running agent. `url` is its base URL; `received` and `requests` record what it got."""
 
     __test__ = False
+    sdk = "python"
 
     def __init__(self, options: AgentOptions | None = None) -> None:
         self.options = options or AgentOptions()
