@@ -14,9 +14,10 @@ import logging
 import secrets
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
-from a2a.types import Message, Part, Role, Task, TaskArtifactUpdateEvent
+from a2a.types import Message, Part, Role, Task, TaskArtifactUpdateEvent, TaskStatus
 
 from .agents import AgentEntry
 from .attachments import read_attachments
@@ -94,6 +95,30 @@ def _apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> None:
         existing.parts.extend(art.parts)
     else:
         existing.CopyFrom(art)
+
+
+def stale_status(reply: Task, sent: Message, sent_at: datetime) -> TaskStatus | None:
+    """The reply's status when it is the interrupted status from before a send on an existing task, else None.
+
+    Some SDKs (@a2a-js/sdk 1.3) answer a follow-up with the task as it was before the answer arrived: still
+    input-required (or auth-required) with the old question. That is not the outcome. It is recognised by its
+    status message coming before the sent message in the task's history, or, without that evidence, by a
+    status timestamp not after the send.
+    """
+    if not sent.task_id or not is_interrupted(state_name(reply.status.state)):
+        return None
+    ids = [m.message_id for m in reply.history]
+    asked = reply.status.message.message_id if reply.status.HasField("message") else ""
+    if asked and asked in ids and sent.message_id in ids:
+        return reply.status if ids.index(asked) < ids.index(sent.message_id) else None
+    if reply.status.HasField("timestamp") and reply.status.timestamp.ToDatetime(tzinfo=UTC) <= sent_at:
+        return reply.status
+    return None
+
+
+def _done(task: Task, stale: TaskStatus | None) -> bool:
+    """Settled, and not the stale status a follow-up's reply still showed (the task has to move on first)."""
+    return is_settled(state_name(task.status.state)) and (stale is None or task.status != stale)
 
 
 class A2ATool:
@@ -266,6 +291,7 @@ class A2ATool:
         )
         message.metadata.update({HOPS_KEY: self._hops(target) + 1})
         conn = await self._connect(entry)
+        sent_at = self.clock.now()
         try:
             reply = await conn.send(message)
         except RemoteError as e:
@@ -290,9 +316,9 @@ class A2ATool:
             await self._emit(SENT, workspace, target, entry.name, "", reply.context_id, text=text or "")
             return out
         await self._emit(SENT, workspace, target, entry.name, reply.id, reply.context_id, text=text or "")
-        task = await self._wait(conn, reply, started, workspace, target)
-        state = state_name(task.status.state)
-        if is_settled(state):
+        stale = stale_status(reply, message, sent_at)
+        task = await self._wait(conn, reply, started, workspace, target, stale)
+        if _done(task, stale):
             return await self._finish(task, entry.name, workspace, target)
         return await self._start_watch(conn, task, workspace, target, text or "")
 
@@ -311,16 +337,18 @@ class A2ATool:
             (r for r in pf.records if r.target == target and r.agent == agent and r.context_id == context_id), None
         )
 
-    async def _wait(self, conn: Connection, task: Task, started: float, workspace: Workspace, target: str) -> Task:
-        """The task once it settles, or its latest snapshot when `WaitSeconds` (from the send) run out."""
-        state = state_name(task.status.state)
-        if is_settled(state):
+    async def _wait(
+        self, conn: Connection, task: Task, started: float, workspace: Workspace, target: str, stale: TaskStatus | None
+    ) -> Task:
+        """The task once it settles (past a `stale` status), or its latest snapshot when `WaitSeconds` (from
+        the send) run out."""
+        if _done(task, stale):
             return task
         remaining = self.settings.wait_seconds - (self.clock.monotonic() - started)
         if remaining <= 0:
             return task
         latest = [task]
-        follower = asyncio.ensure_future(self._follow(conn, task, latest, workspace, target))
+        follower = asyncio.ensure_future(self._follow(conn, task, latest, workspace, target, stale))
         timer = asyncio.ensure_future(self.clock.sleep(remaining))
         try:
             await asyncio.wait({follower, timer}, return_when=asyncio.FIRST_COMPLETED)
@@ -342,27 +370,33 @@ class A2ATool:
         return latest[0]
 
     async def _follow(
-        self, conn: Connection, task: Task, latest: list[Task], workspace: Workspace, target: str
+        self,
+        conn: Connection,
+        task: Task,
+        latest: list[Task],
+        workspace: Workspace,
+        target: str,
+        stale: TaskStatus | None,
     ) -> Task:
         """Follow a task until it settles: GetTask at once; then the stream (streaming cards), and GetTask
         polling when there is no stream or it ended or failed before the task settled."""
         seen = [state_name(task.status.state)]
         current = await self._check(conn, task, latest, workspace, target, seen)
-        if is_settled(seen[0]):
+        if _done(current, stale):
             return current
         if conn.streaming:
-            streamed = await self._stream(conn, task, latest, workspace, target, seen)
+            streamed = await self._stream(conn, task, latest, workspace, target, seen, stale)
             if streamed is not None:
                 return streamed
             current = await self._check(conn, task, latest, workspace, target, seen)
-            if is_settled(seen[0]):
+            if _done(current, stale):
                 return current
         delay = _POLL_FIRST
         while True:
             await self.clock.sleep(delay)
             delay = min(_POLL_MAX, delay * 2)
             current = await self._check(conn, task, latest, workspace, target, seen)
-            if is_settled(seen[0]):
+            if _done(current, stale):
                 return current
 
     async def _check(
@@ -381,7 +415,14 @@ class A2ATool:
             await self._emit(STATE, workspace, target, agent, current.id, current.context_id, state=st)
 
     async def _stream(
-        self, conn: Connection, task: Task, latest: list[Task], workspace: Workspace, target: str, seen: list[str]
+        self,
+        conn: Connection,
+        task: Task,
+        latest: list[Task],
+        workspace: Workspace,
+        target: str,
+        seen: list[str],
+        stale: TaskStatus | None,
     ) -> Task | None:
         """SubscribeToTask until the task settles, rebuilding it from the events (no GetTask needed after).
         None when the stream ends early or fails, or the task finished meanwhile: the caller checks."""
@@ -402,7 +443,7 @@ class A2ATool:
                         continue
                     latest[0] = snapshot
                     await self._saw(snapshot, conn.entry.name, workspace, target, seen)
-                    if is_settled(seen[0]):
+                    if _done(snapshot, stale):
                         return snapshot
         except RemoteError as e:
             if e.kind not in ("terminal", "network", "timeout", "protocol", "unsupported"):

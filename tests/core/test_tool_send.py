@@ -77,7 +77,7 @@ async def test_send_auth_required_returns_question(http, workspace: Workspace, s
     assert "authentication" in result["hint"] and result["taskId"] in result["hint"]
 
 
-async def test_send_answer_with_task_id_continues_task(http, workspace: Workspace, echo: TestAgent) -> None:
+async def test_send_answer_with_task_id_continues_task(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
     tool = make_tool(http, workspace)
     question = await tool.run("send", {"agent": "echo", "message": "ask"}, TARGET)
     answer = await tool.run(
@@ -88,7 +88,17 @@ async def test_send_answer_with_task_id_continues_task(http, workspace: Workspac
     assert answer["state"] == "completed"
     assert answer["taskId"] == question["taskId"]
     assert answer["text"] == "got answer: blue"
-    assert echo.received[1].task_id == question["taskId"]
+    assert sdk_echo.received[1].task_id == question["taskId"]
+
+
+async def test_send_after_auth_required_continues_task(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
+    """The JS SDK's immediate reply to the follow-up is the auth-required task as it was: not the outcome."""
+    tool = make_tool(http, workspace)
+    asked = await tool.run("send", {"agent": "echo", "message": "auth"}, TARGET)
+    done = await tool.run("send", {"agent": "echo", "message": "signed in", "taskId": asked["taskId"]}, TARGET)
+    assert done["state"] == "completed" and done["text"] == "got answer: signed in"
+    assert done["taskId"] == asked["taskId"]
+    assert workspace.read_pending().records == []
 
 
 async def test_send_failed_task_returns_reason(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
