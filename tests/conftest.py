@@ -1,8 +1,9 @@
 """Shared fixtures: real loopback A2A agents on two SDKs and a temp workspace.
 
 `make_agent`/`agent` give Python `a2a-sdk` agents (tests/support/agents.py). `make_sdk_agent`/`sdk_agent`
-are parametrized over both SDKs ("python", and "js": npm `@a2a-js/sdk` agents served by one node process
-per session, tests/support/js_agents.py), with the same interface, for the wire tests that must hold on both.
+are parametrized over both SDKs, with the same interface, for the wire tests that must hold on both:
+"python", "js" (npm `@a2a-js/sdk` agents served by one node process per session, tests/support/js_agents.py)
+and "js-rest" (the same agents with an HTTP+JSON card, so the REST binding is on the wire too).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from a2aconsole.core.workspace import Workspace
 from tests.support.agents import AgentOptions, TestAgent
 from tests.support.js_agents import JsAgent, JsAgentHost
 
-SDKS = ["python", "js"]
+SDKS = ["python", "js", "js-rest"]  # test ids: test_x[python], test_x[js], test_x[js-rest]
 
 
 @pytest.fixture
@@ -73,9 +74,13 @@ def make_js_agent(js_host: JsAgentHost) -> Iterator[Callable[..., JsAgent]]:
 
 @pytest.fixture(params=SDKS)
 def make_sdk_agent(request: pytest.FixtureRequest) -> Callable[..., TestAgent | JsAgent]:
-    """`make_agent` on each SDK in turn: the test runs once per SDK (ids `[python]`, `[js]`)."""
-    name = "make_agent" if request.param == "python" else "make_js_agent"
-    return request.getfixturevalue(name)
+    """`make_agent` on each SDK in turn: the test runs once per entry of SDKS."""
+    if request.param == "python":
+        return request.getfixturevalue("make_agent")
+    make = request.getfixturevalue("make_js_agent")
+    if request.param == "js-rest":
+        return lambda **options: make(rest=True, **options)
+    return make
 
 
 @pytest.fixture

@@ -173,7 +173,9 @@ def translate(exc: BaseException, agent: str, action: str) -> RemoteError:
             )
         return RemoteError("card", f'agent "{agent}": could not read its card ({_short(exc)}); check its url')
     cause = exc.__cause__
-    if isinstance(cause, httpx.HTTPStatusError):
+    # a REST error body the SDK read (TaskNotFound, ...) also has the HTTP error as its cause: the error wins
+    mapped = isinstance(exc, A2AError) and not isinstance(exc, A2AClientError)
+    if isinstance(cause, httpx.HTTPStatusError) and not mapped:
         status = cause.response.status_code
         if status in (401, 403):
             return RemoteError(

@@ -19,14 +19,12 @@ import { randomUUID } from 'node:crypto';
 
 import express from 'express';
 import { AgentEvent, DefaultPushNotificationSender, DefaultRequestHandler, InMemoryPushNotificationStore,
-  InMemoryTaskStore } from '@a2a-js/sdk/server';
+  InMemoryTaskStore, UnauthenticatedUser } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
-import { A2A_PROTOCOL_VERSION, Part, Role, TaskState } from '@a2a-js/sdk';
+import { A2A_PROTOCOL_VERSION, AgentCard, Part, Role, TaskState } from '@a2a-js/sdk';
 
 const PDF_BYTES = Buffer.concat([Buffer.from('%PDF-1.4\n% a2aconsole test file\n'), Buffer.alloc(64, 'x')]);
 const CARD_PATH = '/.well-known/agent-card.json';
-const TERMINAL = new Set([TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED,
-  TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_REJECTED]);
 const INTERRUPTED = new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED]);
 
 const textPart = (value) => ({ content: { $case: 'text', value }, mediaType: 'text/plain', filename: '',
@@ -65,6 +63,27 @@ function waitOrAbort(signal, ms, gate) {
     signal.addEventListener('abort', onAbort, { once: true });
     gate?.then(() => { signal.removeEventListener('abort', onAbort); resolve(); });
   });
+}
+
+const REST_METHODS = [
+  ['POST', /^\/message:send$/, 'SendMessage'],
+  ['POST', /^\/message:stream$/, 'SendStreamingMessage'],
+  ['GET', /^\/tasks\/[^/]+:subscribe$/, 'SubscribeToTask'],
+  ['POST', /^\/tasks\/[^/]+:subscribe$/, 'SubscribeToTask'],
+  ['POST', /^\/tasks\/[^/]+:cancel$/, 'CancelTask'],
+  ['GET', /^\/tasks\/[^/:]+$/, 'GetTask'],
+  ['GET', /^\/tasks$/, 'ListTasks'],
+  ['POST', /^\/tasks\/[^/]+\/pushNotificationConfigs$/, 'CreateTaskPushNotificationConfig'],
+  ['GET', /^\/tasks\/[^/]+\/pushNotificationConfigs$/, 'ListTaskPushNotificationConfigs'],
+  ['GET', /^\/tasks\/[^/]+\/pushNotificationConfigs\/[^/]+$/, 'GetTaskPushNotificationConfig'],
+  ['DELETE', /^\/tasks\/[^/]+\/pushNotificationConfigs\/[^/]+$/, 'DeleteTaskPushNotificationConfig'],
+  ['GET', /^\/extendedAgentCard$/, 'GetExtendedAgentCard'],
+];
+
+/** The A2A method a REST call stands for (recorded like a JSON-RPC method), or `REST <verb> <path>`. */
+function restMethod(verb, path) {
+  const hit = REST_METHODS.find(([v, re]) => v === verb && re.test(path));
+  return hit ? hit[2] : `REST ${verb} ${path}`;
 }
 
 class TestAgent {
@@ -112,11 +131,10 @@ class TestAgent {
       documentationUrl: '', signatures: [],
     };
     if (o.key) {
-      // the card is served as JSON.stringify(card): written here in the wire (proto JSON) form
       const [name, scheme] = o.bearerOnly
-        ? ['bearer', { httpAuthSecurityScheme: { scheme: 'bearer', description: '', bearerFormat: '' } }]
-        : ['apikey', { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key', description: '' } }];
-      card.securitySchemes[name] = scheme;
+        ? ['bearer', { $case: 'httpAuthSecurityScheme', value: { scheme: 'bearer', description: '', bearerFormat: '' } }]
+        : ['apikey', { $case: 'apiKeySecurityScheme', value: { location: 'header', name: 'X-API-Key', description: '' } }];
+      card.securitySchemes[name] = { scheme };
       card.securityRequirements.push({ schemes: { [name]: { list: [] } } });
     }
     return card;
@@ -125,26 +143,39 @@ class TestAgent {
   makeApp() {
     const app = express.Router();
     app.use((req, res, next) => this.guard(req, res, next));
-    app.use(CARD_PATH, agentCardHandler({ agentCardProvider: this.handler, cache: { maxAge: 0 } }));
-    app.use('/rest', restHandler({ requestHandler: this.handler, userBuilder: UserBuilder.noAuthentication }));
-    app.use(jsonRpcHandler({ requestHandler: this.handler, userBuilder: UserBuilder.noAuthentication }));
+    // The card handler sends JSON.stringify(card) of the SDK's in-memory card, whose oneofs (security
+    // schemes) are {$case, value} objects: give it the card in its proto JSON form instead.
+    const card = async () => AgentCard.toJSON(await this.handler.getAgentCard());
+    app.use(CARD_PATH, agentCardHandler({ agentCardProvider: card, cache: { maxAge: 0 } }));
+    const userBuilder = async (req) => this.user(req);
+    app.use('/rest', restHandler({ requestHandler: this.handler, userBuilder }));
+    app.use(jsonRpcHandler({ requestHandler: this.handler, userBuilder }));
     return app;
+  }
+
+  keyOk(req) {
+    const key = this.options.key;
+    const h = req.headers;
+    return this.options.bearerOnly ? h.authorization === `Bearer ${key}` : h['x-api-key'] === key;
+  }
+
+  /** A key holder is an authenticated user: this SDK gives the extended card only to one. */
+  user(req) {
+    if (!this.options.key || !this.keyOk(req)) return new UnauthenticatedUser();
+    return { isAuthenticated: true, userName: 'key-holder' };
   }
 
   /** Records every request (and a JSON-RPC call's method), and refuses calls without the key (401). */
   guard(req, res, next) {
     this.requests.push([req.method, req.path, { ...req.headers }]);
-    const key = this.options.key;
-    if (key && req.path !== CARD_PATH) {
-      const h = req.headers;
-      const ok = this.options.bearerOnly ? h.authorization === `Bearer ${key}` : h['x-api-key'] === key;
-      if (!ok) return res.status(401).json({ error: 'unauthorized' });
+    if (this.options.key && req.path !== CARD_PATH && !this.keyOk(req)) {
+      return res.status(401).json({ error: 'unauthorized' });
     }
-    if (req.method !== 'POST') return next();
     if (req.path.startsWith('/rest/')) {
-      this.methods.push(`REST ${req.path.slice(5)}`);
+      this.methods.push(restMethod(req.method, req.path.slice(5)));
       return next();
     }
+    if (req.method !== 'POST') return next();
     // read the JSON-RPC body here (the SDK's own parser then finds it read) to record its method
     return express.json()(req, res, (err) => {
       this.methods.push(typeof req.body?.method === 'string' ? req.body.method : '');
