@@ -225,7 +225,8 @@ class Remote:
         JSON is parsed by the SDK's own card parser (legacy 0.3 cards included).
         """
         try:
-            return await asyncio.wait_for(self._read_card(entry), self.card_timeout)
+            async with asyncio.timeout(self.card_timeout):  # not wait_for: see Connection._bounded
+                return await self._read_card(entry)
         except httpx.RequestError as e:
             if isinstance(e, httpx.TimeoutException):
                 raise translate(e, entry.name, "card fetch") from None
@@ -312,7 +313,10 @@ class Connection:
 
     async def _bounded(self, coro: Any, action: str) -> Any:
         try:
-            return await asyncio.wait_for(coro, self.remote.call_timeout)
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for returns the result of a call that
+            # finishes just as the caller is cancelled, and the cancellation is lost
+            async with asyncio.timeout(self.remote.call_timeout):
+                return await coro
         except Exception as e:
             raise translate(e, self.entry.name, action) from None
 
