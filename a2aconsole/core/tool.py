@@ -116,6 +116,16 @@ def stale_status(reply: Task, sent: Message, sent_at: datetime) -> TaskStatus | 
     return None
 
 
+def stale_marker(stale: TaskStatus) -> dict[str, str]:
+    """The stale status as a watch record keeps it (`staleStatus`), so the watch does not take it as the outcome."""
+    marker = {"state": state_name(stale.state)}
+    if stale.HasField("message"):
+        marker["messageId"] = stale.message.message_id
+    if stale.HasField("timestamp"):
+        marker["timestamp"] = stale.timestamp.ToJsonString()
+    return marker
+
+
 def _done(task: Task, stale: TaskStatus | None) -> bool:
     """Settled, and not the stale status a follow-up's reply still showed (the task has to move on first)."""
     return is_settled(state_name(task.status.state)) and (stale is None or task.status != stale)
@@ -138,7 +148,8 @@ class A2ATool:
         self.settings = settings
         self.workspace_for = workspace_for
         self.hops_for = hops_for
-        self.watches: WatchControl = watches or PendingFileWatches()
+        # `is None`, not `or`: a WatchRegistry with no watches yet is empty (len 0), hence falsy
+        self.watches: WatchControl = watches if watches is not None else PendingFileWatches()
         self.events = events
         self.clock: Clock = clock or SystemClock()
         self._connections: dict[tuple[str, str, str | None], tuple[Connection, float]] = {}
@@ -320,7 +331,8 @@ class A2ATool:
         task = await self._wait(conn, reply, started, workspace, target, stale)
         if _done(task, stale):
             return await self._finish(task, entry.name, workspace, target)
-        return await self._start_watch(conn, task, workspace, target, text or "")
+        extra = {"staleStatus": stale_marker(stale)} if stale is not None and task.status == stale else {}
+        return await self._start_watch(conn, task, workspace, target, text or "", extra)
 
     def _hops(self, target: str) -> int:
         try:
@@ -462,7 +474,7 @@ class A2ATool:
         return out
 
     async def _start_watch(
-        self, conn: Connection, task: Task, workspace: Workspace, target: str, text: str
+        self, conn: Connection, task: Task, workspace: Workspace, target: str, text: str, extra: dict[str, Any]
     ) -> dict[str, Any]:
         agent = conn.entry.name
         state = state_name(task.status.state)
@@ -476,7 +488,7 @@ class A2ATool:
             push_token=secrets.token_urlsafe(32) if source == "push" else None,
             started_at=self.clock.now().isoformat().replace("+00:00", "Z"),
             source=source,
-            extra={"state": state, "message": text},
+            extra={"state": state, "message": text, **extra},
         )
         result: dict[str, Any] = {
             "state": "working",

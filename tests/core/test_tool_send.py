@@ -101,6 +101,37 @@ async def test_send_after_auth_required_continues_task(http, workspace: Workspac
     assert workspace.read_pending().records == []
 
 
+async def test_send_answer_still_worked_on_when_wait_ends_starts_watch(
+    http, workspace: Workspace, sdk_echo: SdkAgent
+) -> None:
+    """The JS agent works on this answer silently: its task shows the old question until the wait ends. That
+    question is not the outcome: the task goes to a watch, which is told to skip that status."""
+    clock = FakeClock()
+    tool = make_tool(http, workspace, clock=clock)
+    asked = await tool.run("send", {"agent": "echo", "message": "ask"}, TARGET)
+    run = asyncio.create_task(
+        tool.run("send", {"agent": "echo", "message": "hold q1", "taskId": asked["taskId"]}, TARGET)
+    )
+    await clock.wait_for_sleepers(1)
+    await clock.advance(5)
+    result = await asyncio.wait_for(run, 10)
+    assert result == {
+        "state": "working",
+        "agent": "echo",
+        "taskId": asked["taskId"],
+        "contextId": asked["contextId"],
+        "note": WORKING_NOTE,
+    }
+    (record,) = workspace.read_pending().records
+    stale = record.extra.get("staleStatus")
+    if sdk_echo.sdk == "python":  # this one says `working` at once
+        assert record.extra["state"] == "working" and stale is None
+    else:
+        assert record.extra["state"] == "input-required" and stale["state"] == "input-required"
+        assert stale["messageId"] and stale["timestamp"]
+    sdk_echo.release("q1")
+
+
 async def test_send_failed_task_returns_reason(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
     result = await make_tool(http, workspace).run("send", {"agent": "echo", "message": "fail"}, TARGET)
     assert result["state"] == "failed" and result["text"] == "boom: cannot do that"

@@ -508,3 +508,32 @@ async def test_watch_result_and_question_events_carry_the_outcome(
     assert question.task_id == asked.id and question.state == "input-required"
     assert question.text == "Which colour?" and question.data["files"] == []
     assert result.data["watchId"] != question.data["watchId"]
+
+
+async def test_watch_of_an_answer_skips_the_stale_question(
+    make_sdk_agent, workspace, remote, clock, registry_for
+) -> None:
+    """An answer still unanswered when the wait ends goes to a watch; on the JS SDK the task goes on showing the
+    old question meanwhile (its reply, its stream's first event, GetTask): the watch must not deliver that."""
+    agent = make_sdk_agent(push=False)
+    use_agent(workspace, agent)
+    reg, delivery, sink = registry_for(workspace)
+    tool = A2ATool(remote, ClientSettings(wait_seconds=5), delivery.workspace_for, watches=reg, clock=clock)
+    asked = await tool.run("send", {"agent": "bot", "message": "ask"}, "chat1")
+    assert asked["state"] == "input-required", asked
+    answer = {"agent": "bot", "message": "hold a1", "taskId": asked["taskId"]}
+    run = __import__("asyncio").ensure_future(tool.run("send", answer, "chat1"))
+    await clock.until(lambda s: s.count(5.0) == 2)  # the answer's wait
+    await clock.advance(5)
+    handed = await run
+    assert handed["state"] == "working" and handed["taskId"] == asked["taskId"], handed
+    [record] = workspace.read_pending().records
+    if agent.sdk != "python":  # the JS agent works on the answer silently: the task still shows the question
+        assert record.extra["staleStatus"]["state"] == "input-required"
+    await eventually(lambda: "SubscribeToTask" in agent.methods, what="the watch's stream")
+
+    agent.release("a1")
+    [(_, text)] = await delivery.wait_for(1)
+    assert "got answer: hold a1" in text and "(completed)" in text
+    assert "Which colour?" not in text and "question" not in sink.kinds()
+    assert pending_ids(workspace) == []

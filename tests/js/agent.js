@@ -12,7 +12,8 @@
 //   DELETE /_control/agents/<id>     (releases its gates, ends its running work, drops it)
 //
 // The command language is the Python test agent's (tests/support/agents.py): `hello ...` echoes,
-// `slow N`, `hold <gate>`, `ask`, `auth`, `file`, `bigfile N`, `fail`, `message`. The process exits when
+// `slow N`, `hold <gate>`, `ask`, `auth`, `file`, `bigfile N`, `fail`, `message` (an answer `hold <gate>`
+// to a question is worked on silently until released: the task still shows the question). It exits when
 // stdin closes or on SIGTERM/SIGINT, so a killed test run leaves no node process behind.
 
 import { randomUUID } from 'node:crypto';
@@ -212,16 +213,18 @@ class TestAgent {
       artifacts: [], history: [msg], metadata: undefined,
     }));
     const up = new Updater(bus, ctx.taskId, ctx.contextId);
-    if (existing && INTERRUPTED.has(existing.status?.state)) {
-      up.artifact('answer', [textPart(`got answer: ${text}`)]);
-      up.status(TaskState.TASK_STATE_COMPLETED, `got answer: ${text}`);
-      return;
-    }
     const [word, ...restWords] = text.trim().split(' ');
     const rest = restWords.join(' ');
     const abort = new AbortController();
     this.work.set(ctx.taskId, abort);
     try {
+      if (existing && INTERRUPTED.has(existing.status?.state)) {
+        // an answer `hold <gate>` is worked on silently (the task still shows the question) until released
+        if (word === 'hold') await waitOrAbort(abort.signal, undefined, this.gate(rest).promise);
+        up.artifact('answer', [textPart(`got answer: ${text}`)]);
+        up.status(TaskState.TASK_STATE_COMPLETED, `got answer: ${text}`);
+        return;
+      }
       await this.run(word, rest, text, up, abort.signal, ctx);
     } catch (e) {
       if (e.message !== 'aborted') throw e;
