@@ -3,6 +3,8 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+JS := tests/js
+JS_STAMP := $(JS)/node_modules/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
@@ -16,6 +18,11 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
+# The second SDK's test agents (npm @a2a-js/sdk), installed exactly as the committed lock file says.
+$(JS_STAMP): $(JS)/package-lock.json $(JS)/package.json
+	npm ci --prefix $(JS) --no-audit --no-fund --loglevel=error
+	touch $(JS_STAMP)
+
 # `serve` applies migrations, creates ./workspace and prints the first-run link; Ctrl-C stops it.
 run: $(STAMP)
 	$(BIN)/python manage.py serve --host $(HOST) --port $(PORT)
@@ -28,11 +35,11 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: $(STAMP) chromium lint
+test: $(STAMP) $(JS_STAMP) chromium lint
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
 	for b in tests/bench/*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) test-output
+	rm -rf $(VENV) test-output $(JS)/node_modules

@@ -1,4 +1,10 @@
-"""Shared fixtures: real loopback A2A agents (tests/support/agents.py) and a temp workspace."""
+"""Shared fixtures: real loopback A2A agents on two SDKs and a temp workspace.
+
+`make_agent`/`agent` give Python `a2a-sdk` agents (tests/support/agents.py). `make_sdk_agent`/`sdk_agent`
+are parametrized over both SDKs, with the same interface, for the wire tests that must hold on both:
+"python", "js" (npm `@a2a-js/sdk` agents served by one node process per session, tests/support/js_agents.py)
+and "js-rest" (the same agents with an HTTP+JSON card, so the REST binding is on the wire too).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,9 @@ import pytest
 
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import AgentOptions, TestAgent
+from tests.support.js_agents import JsAgent, JsAgentHost
+
+SDKS = ["python", "js", "js-rest"]  # test ids: test_x[python], test_x[js], test_x[js-rest]
 
 
 @pytest.fixture
@@ -38,3 +47,43 @@ def make_agent() -> Iterator[Callable[..., TestAgent]]:
 def agent(make_agent: Callable[..., TestAgent]) -> TestAgent:
     """A default agent: streaming, push, no key."""
     return make_agent()
+
+
+@pytest.fixture(scope="session")
+def js_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JsAgentHost]:
+    """The node process serving `@a2a-js/sdk` agents, once per session (its log in the session's tmp dir)."""
+    host = JsAgentHost(tmp_path_factory.mktemp("js-agent") / "agent.log")
+    yield host
+    host.stop()
+
+
+@pytest.fixture
+def make_js_agent(js_host: JsAgentHost) -> Iterator[Callable[..., JsAgent]]:
+    """Make JS agents with the Python agent's options; all are dropped afterwards."""
+    made: list[JsAgent] = []
+
+    def make(**options: Any) -> JsAgent:
+        agent = js_host.make(**options)
+        made.append(agent)
+        return agent
+
+    yield make
+    for a in made:
+        a.stop()
+
+
+@pytest.fixture(params=SDKS)
+def make_sdk_agent(request: pytest.FixtureRequest) -> Callable[..., TestAgent | JsAgent]:
+    """`make_agent` on each SDK in turn: the test runs once per entry of SDKS."""
+    if request.param == "python":
+        return request.getfixturevalue("make_agent")
+    make = request.getfixturevalue("make_js_agent")
+    if request.param == "js-rest":
+        return lambda **options: make(rest=True, **options)
+    return make
+
+
+@pytest.fixture
+def sdk_agent(make_sdk_agent: Callable[..., TestAgent | JsAgent]) -> TestAgent | JsAgent:
+    """A default agent (streaming, push, no key) on each SDK in turn."""
+    return make_sdk_agent()

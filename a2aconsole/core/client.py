@@ -191,7 +191,9 @@ def translate(exc: BaseException, agent: str, action: str) -> RemoteError:
             )
         return RemoteError("card", f'agent "{agent}": could not read its card ({_short(exc)}); check its url')
     cause = exc.__cause__
-    if isinstance(cause, httpx.HTTPStatusError):
+    # a REST error body the SDK read (TaskNotFound, ...) also has the HTTP error as its cause: the error wins
+    mapped = isinstance(exc, A2AError) and not isinstance(exc, A2AClientError)
+    if isinstance(cause, httpx.HTTPStatusError) and not mapped:
         status = cause.response.status_code
         if status in (401, 403):
             return RemoteError(
@@ -245,7 +247,8 @@ class Remote:
 
     async def _card(self, entry: AgentEntry) -> AgentCard:
         try:
-            return await asyncio.wait_for(self._read_card(entry), self.card_timeout)
+            async with asyncio.timeout(self.card_timeout):  # not wait_for: see Connection._bounded
+                return await self._read_card(entry)
         except httpx.RequestError as e:
             if isinstance(e, httpx.TimeoutException):
                 raise translate(e, entry.name, "card fetch") from None
@@ -333,7 +336,10 @@ class Connection:
     async def _bounded(self, coro: Any, action: str) -> Any:
         with metrics.remote_call(self.entry.name, action):
             try:
-                return await asyncio.wait_for(coro, self.remote.call_timeout)
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for returns the result of a call that
+                # finishes just as the caller is cancelled, and the cancellation is lost
+                async with asyncio.timeout(self.remote.call_timeout):
+                    return await coro
             except Exception as e:
                 raise translate(e, self.entry.name, action) from None
 

@@ -15,7 +15,7 @@ import secrets
 from datetime import datetime
 from typing import Any
 
-from a2a.types import StreamResponse, Task
+from a2a.types import StreamResponse, Task, TaskStatus
 
 from .client import Connection, RemoteError
 from .clock import Clock
@@ -209,7 +209,7 @@ class Following:
         w.error = ""
         state = state_name(task.status.state)
         await self._saw(w, state)
-        return task if is_settled(state) else None
+        return task if is_settled(state) and not is_stale(w.record, task.status) else None
 
     def _note_error(self, w: WatchState, e: A2AConsoleError, conn: Connection | None = None) -> None:
         w.error = str(e)
@@ -331,20 +331,32 @@ class Following:
     async def _read_stream(self, w: WatchState, conn: Connection) -> str:
         async with contextlib.aclosing(conn.subscribe(w.record.task_id)) as events:
             async for ev in events:
-                state = _stream_state(ev)
-                if state:
+                status = _stream_status(ev)
+                if status is not None:
+                    state = state_name(status.state)
                     w.checked_at = self.clock.now()
                     w.error = ""
                     await self._saw(w, state)
-                    if is_settled(state):
+                    if is_settled(state) and not is_stale(w.record, status):
                         return "settled"
         return "ended"
 
 
-def _stream_state(ev: StreamResponse) -> str:
+def _stream_status(ev: StreamResponse) -> TaskStatus | None:
     kind = ev.WhichOneof("payload")
     if kind == "task":
-        return state_name(ev.task.status.state)
+        return ev.task.status
     if kind == "status_update":
-        return state_name(ev.status_update.status.state)
-    return ""
+        return ev.status_update.status
+    return None
+
+
+def is_stale(record: WatchRecord, status: TaskStatus) -> bool:
+    """True for the interrupted status the send's stale reply showed (the record's `staleStatus`, written by
+    the tool): the question from before the answer, not the outcome the watch waits for."""
+    marker = record.extra.get("staleStatus")
+    if not isinstance(marker, dict) or marker.get("state") != state_name(status.state):
+        return False
+    message_id = status.message.message_id if status.HasField("message") else ""
+    timestamp = status.timestamp.ToJsonString() if status.HasField("timestamp") else ""
+    return marker.get("messageId", "") == message_id and marker.get("timestamp", "") == timestamp

@@ -18,10 +18,11 @@ import logging
 import secrets
 import uuid
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from a2a.types import Message, Part, Role, Task, TaskArtifactUpdateEvent
+from a2a.types import Message, Part, Role, Task, TaskArtifactUpdateEvent, TaskStatus
 
 from .agents import AgentEntry
 from .attachments import read_attachments
@@ -103,6 +104,40 @@ def _apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> None:
         existing.CopyFrom(art)
 
 
+def stale_status(reply: Task, sent: Message, sent_at: datetime) -> TaskStatus | None:
+    """The reply's status when it is the interrupted status from before a send on an existing task, else None.
+
+    Some SDKs (@a2a-js/sdk 1.3) answer a follow-up with the task as it was before the answer arrived: still
+    input-required (or auth-required) with the old question. That is not the outcome. It is recognised by its
+    status message coming before the sent message in the task's history, or, without that evidence, by a
+    status timestamp not after the send.
+    """
+    if not sent.task_id or not is_interrupted(state_name(reply.status.state)):
+        return None
+    ids = [m.message_id for m in reply.history]
+    asked = reply.status.message.message_id if reply.status.HasField("message") else ""
+    if asked and asked in ids and sent.message_id in ids:
+        return reply.status if ids.index(asked) < ids.index(sent.message_id) else None
+    if reply.status.HasField("timestamp") and reply.status.timestamp.ToDatetime(tzinfo=UTC) <= sent_at:
+        return reply.status
+    return None
+
+
+def stale_marker(stale: TaskStatus) -> dict[str, str]:
+    """The stale status as a watch record keeps it (`staleStatus`), so the watch does not take it as the outcome."""
+    marker = {"state": state_name(stale.state)}
+    if stale.HasField("message"):
+        marker["messageId"] = stale.message.message_id
+    if stale.HasField("timestamp"):
+        marker["timestamp"] = stale.timestamp.ToJsonString()
+    return marker
+
+
+def _done(task: Task, stale: TaskStatus | None) -> bool:
+    """Settled, and not the stale status a follow-up's reply still showed (the task has to move on first)."""
+    return is_settled(state_name(task.status.state)) and (stale is None or task.status != stale)
+
+
 class A2ATool:
     """The tool. Parts are passed in; one instance serves every target and workspace of the process."""
 
@@ -123,7 +158,8 @@ class A2ATool:
         self.settings = settings
         self.workspace_for = workspace_for
         self.hops_for = hops_for
-        self.watches: WatchControl = watches or PendingFileWatches()
+        # `is None`, not `or`: a WatchRegistry with no watches yet is empty (len 0), hence falsy
+        self.watches: WatchControl = watches if watches is not None else PendingFileWatches()
         self.events = events
         self.clock: Clock = clock or SystemClock()
         self.private_paths = [Path(p) for p in private_paths]
@@ -293,6 +329,7 @@ class A2ATool:
         )
         message.metadata.update({HOPS_KEY: self._hops(target) + 1})
         conn = await self._connect(entry)
+        sent_at = self.clock.now()
         try:
             reply = await conn.send(message)
         except RemoteError as e:
@@ -317,11 +354,12 @@ class A2ATool:
             await self._emit(SENT, workspace, target, entry.name, "", reply.context_id, text=text or "")
             return out
         await self._emit(SENT, workspace, target, entry.name, reply.id, reply.context_id, text=text or "")
-        task = await self._wait(conn, reply, started, workspace, target)
-        state = state_name(task.status.state)
-        if is_settled(state):
+        stale = stale_status(reply, message, sent_at)
+        task = await self._wait(conn, reply, started, workspace, target, stale)
+        if _done(task, stale):
             return await self._finish(task, entry.name, workspace, target)
-        return await self._start_watch(conn, task, workspace, target, text or "")
+        extra = {"staleStatus": stale_marker(stale)} if stale is not None and task.status == stale else {}
+        return await self._start_watch(conn, task, workspace, target, text or "", extra)
 
     def _hops(self, target: str) -> int:
         try:
@@ -338,16 +376,18 @@ class A2ATool:
             (r for r in pf.records if r.target == target and r.agent == agent and r.context_id == context_id), None
         )
 
-    async def _wait(self, conn: Connection, task: Task, started: float, workspace: Workspace, target: str) -> Task:
-        """The task once it settles, or its latest snapshot when `WaitSeconds` (from the send) run out."""
-        state = state_name(task.status.state)
-        if is_settled(state):
+    async def _wait(
+        self, conn: Connection, task: Task, started: float, workspace: Workspace, target: str, stale: TaskStatus | None
+    ) -> Task:
+        """The task once it settles (past a `stale` status), or its latest snapshot when `WaitSeconds` (from
+        the send) run out."""
+        if _done(task, stale):
             return task
         remaining = self.settings.wait_seconds - (self.clock.monotonic() - started)
         if remaining <= 0:
             return task
         latest = [task]
-        follower = asyncio.ensure_future(self._follow(conn, task, latest, workspace, target))
+        follower = asyncio.ensure_future(self._follow(conn, task, latest, workspace, target, stale))
         timer = asyncio.ensure_future(self.clock.sleep(remaining))
         try:
             await asyncio.wait({follower, timer}, return_when=asyncio.FIRST_COMPLETED)
@@ -372,27 +412,33 @@ class A2ATool:
         return latest[0]
 
     async def _follow(
-        self, conn: Connection, task: Task, latest: list[Task], workspace: Workspace, target: str
+        self,
+        conn: Connection,
+        task: Task,
+        latest: list[Task],
+        workspace: Workspace,
+        target: str,
+        stale: TaskStatus | None,
     ) -> Task:
         """Follow a task until it settles: GetTask at once; then the stream (streaming cards), and GetTask
         polling when there is no stream or it ended or failed before the task settled."""
         seen = [state_name(task.status.state)]
         current = await self._check(conn, task, latest, workspace, target, seen)
-        if is_settled(seen[0]):
+        if _done(current, stale):
             return current
         if conn.streaming:
-            streamed = await self._stream(conn, task, latest, workspace, target, seen)
+            streamed = await self._stream(conn, task, latest, workspace, target, seen, stale)
             if streamed is not None:
                 return streamed
             current = await self._check(conn, task, latest, workspace, target, seen)
-            if is_settled(seen[0]):
+            if _done(current, stale):
                 return current
         delay = _POLL_FIRST
         while True:
             await self.clock.sleep(delay)
             delay = min(_POLL_MAX, delay * 2)
             current = await self._check(conn, task, latest, workspace, target, seen)
-            if is_settled(seen[0]):
+            if _done(current, stale):
                 return current
 
     async def _check(
@@ -411,7 +457,14 @@ class A2ATool:
             await self._emit(STATE, workspace, target, agent, current.id, current.context_id, state=st)
 
     async def _stream(
-        self, conn: Connection, task: Task, latest: list[Task], workspace: Workspace, target: str, seen: list[str]
+        self,
+        conn: Connection,
+        task: Task,
+        latest: list[Task],
+        workspace: Workspace,
+        target: str,
+        seen: list[str],
+        stale: TaskStatus | None,
     ) -> Task | None:
         """SubscribeToTask until the task settles, rebuilding it from the events (no GetTask needed after).
         None when the stream ends early or fails, or the task finished meanwhile: the caller checks."""
@@ -432,7 +485,7 @@ class A2ATool:
                         continue
                     latest[0] = snapshot
                     await self._saw(snapshot, conn.entry.name, workspace, target, seen)
-                    if is_settled(seen[0]):
+                    if _done(snapshot, stale):
                         return snapshot
         except RemoteError as e:
             if e.kind not in ("terminal", "network", "timeout", "protocol", "unsupported"):
@@ -451,7 +504,7 @@ class A2ATool:
         return out
 
     async def _start_watch(
-        self, conn: Connection, task: Task, workspace: Workspace, target: str, text: str
+        self, conn: Connection, task: Task, workspace: Workspace, target: str, text: str, extra: dict[str, Any]
     ) -> dict[str, Any]:
         agent = conn.entry.name
         state = state_name(task.status.state)
@@ -465,7 +518,7 @@ class A2ATool:
             push_token=secrets.token_urlsafe(32) if source == "push" else None,
             started_at=self.clock.now().isoformat().replace("+00:00", "Z"),
             source=source,
-            extra={"state": state, "message": text},
+            extra={"state": state, "message": text, **extra},
         )
         result: dict[str, Any] = {
             "state": "working",

@@ -12,6 +12,7 @@ import pytest
 from a2aconsole.core.client import new_http_client
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import TestAgent
+from tests.support.js_agents import SdkAgent
 from tests.support.toolkit import TARGET, entry, make_tool, write_agents
 
 DEAD_URL = "http://127.0.0.1:9/"  # the discard port: nothing listens there
@@ -42,9 +43,11 @@ async def test_agents_lists_cards_and_skills(http, workspace: Workspace, agent: 
     assert second["description"] == "my own words"
 
 
-async def test_agents_extended_card_with_key(http, workspace: Workspace, make_agent: Callable[..., TestAgent]) -> None:
-    agent = make_agent(key="k-ext-123", extended=True)
-    plain = make_agent(extended=True)
+async def test_agents_extended_card_with_key(
+    http, workspace: Workspace, make_sdk_agent: Callable[..., SdkAgent]
+) -> None:
+    agent = make_sdk_agent(key="k-ext-123", extended=True)
+    plain = make_sdk_agent(extended=True)
     write_agents(workspace, entry("keyed", agent, key="k-ext-123"), entry("plain", plain))
     keyed, public = (await make_tool(http, workspace).run("agents", {}, TARGET))["agents"]
     assert "secret" in [s["id"] for s in keyed["skills"]]

@@ -16,6 +16,7 @@ from a2aconsole.core.clock import FakeClock
 from a2aconsole.core.results import WORKING_NOTE
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import PDF_BYTES, TestAgent
+from tests.support.js_agents import SdkAgent
 from tests.support.toolkit import TARGET, RecordingWatches, entry, make_tool, until, write_agents
 
 
@@ -32,27 +33,36 @@ def echo(workspace: Workspace, agent: TestAgent) -> TestAgent:
     return agent
 
 
-async def test_send_completes_within_wait_returns_answer_and_ids(http, workspace: Workspace, echo: TestAgent) -> None:
+@pytest.fixture
+def sdk_echo(workspace: Workspace, sdk_agent: SdkAgent) -> SdkAgent:
+    """`echo` on each SDK in turn (python, js)."""
+    write_agents(workspace, entry("echo", sdk_agent))
+    return sdk_agent
+
+
+async def test_send_completes_within_wait_returns_answer_and_ids(
+    http, workspace: Workspace, sdk_echo: SdkAgent
+) -> None:
     result = await make_tool(http, workspace).run("send", {"agent": "echo", "message": "hello there"}, TARGET)
     assert result["state"] == "completed"
     assert result["text"] == "echo: hello there"
-    assert result["taskId"] == echo.received[0].task_id
-    assert result["contextId"] == echo.received[0].context_id
+    assert result["taskId"] == sdk_echo.received[0].task_id
+    assert result["contextId"] == sdk_echo.received[0].context_id
     assert result["artifacts"] == [{"name": "result", "text": "echo: hello there"}]
-    assert echo.received[0].text == "hello there"
+    assert sdk_echo.received[0].text == "hello there"
     assert workspace.read_pending().records == []
 
 
-async def test_send_continues_context(http, workspace: Workspace, echo: TestAgent) -> None:
+async def test_send_continues_context(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
     tool = make_tool(http, workspace)
     first = await tool.run("send", {"agent": "echo", "message": "hello one"}, TARGET)
     second = await tool.run("send", {"agent": "echo", "message": "hello two", "contextId": first["contextId"]}, TARGET)
-    assert second["contextId"] == first["contextId"] == echo.received[1].context_id
+    assert second["contextId"] == first["contextId"] == sdk_echo.received[1].context_id
     assert second["taskId"] != first["taskId"]
     assert second["text"] == "echo: hello two"
 
 
-async def test_send_input_required_returns_question(http, workspace: Workspace, echo: TestAgent) -> None:
+async def test_send_input_required_returns_question(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
     result = await make_tool(http, workspace).run("send", {"agent": "echo", "message": "ask"}, TARGET)
     assert result["state"] == "input-required"
     assert result["question"] == "Which colour?"
@@ -60,14 +70,14 @@ async def test_send_input_required_returns_question(http, workspace: Workspace, 
     assert result["contextId"]
 
 
-async def test_send_auth_required_returns_question(http, workspace: Workspace, echo: TestAgent) -> None:
+async def test_send_auth_required_returns_question(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
     result = await make_tool(http, workspace).run("send", {"agent": "echo", "message": "auth"}, TARGET)
     assert result["state"] == "auth-required"
     assert result["question"] == "Please sign in at the agent"
     assert "authentication" in result["hint"] and result["taskId"] in result["hint"]
 
 
-async def test_send_answer_with_task_id_continues_task(http, workspace: Workspace, echo: TestAgent) -> None:
+async def test_send_answer_with_task_id_continues_task(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
     tool = make_tool(http, workspace)
     question = await tool.run("send", {"agent": "echo", "message": "ask"}, TARGET)
     answer = await tool.run(
@@ -78,16 +88,57 @@ async def test_send_answer_with_task_id_continues_task(http, workspace: Workspac
     assert answer["state"] == "completed"
     assert answer["taskId"] == question["taskId"]
     assert answer["text"] == "got answer: blue"
-    assert echo.received[1].task_id == question["taskId"]
+    assert sdk_echo.received[1].task_id == question["taskId"]
 
 
-async def test_send_failed_task_returns_reason(http, workspace: Workspace, echo: TestAgent) -> None:
+async def test_send_after_auth_required_continues_task(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
+    """The JS SDK's immediate reply to the follow-up is the auth-required task as it was: not the outcome."""
+    tool = make_tool(http, workspace)
+    asked = await tool.run("send", {"agent": "echo", "message": "auth"}, TARGET)
+    done = await tool.run("send", {"agent": "echo", "message": "signed in", "taskId": asked["taskId"]}, TARGET)
+    assert done["state"] == "completed" and done["text"] == "got answer: signed in"
+    assert done["taskId"] == asked["taskId"]
+    assert workspace.read_pending().records == []
+
+
+async def test_send_answer_still_worked_on_when_wait_ends_starts_watch(
+    http, workspace: Workspace, sdk_echo: SdkAgent
+) -> None:
+    """The JS agent works on this answer silently: its task shows the old question until the wait ends. That
+    question is not the outcome: the task goes to a watch, which is told to skip that status."""
+    clock = FakeClock()
+    tool = make_tool(http, workspace, clock=clock)
+    asked = await tool.run("send", {"agent": "echo", "message": "ask"}, TARGET)
+    run = asyncio.create_task(
+        tool.run("send", {"agent": "echo", "message": "hold q1", "taskId": asked["taskId"]}, TARGET)
+    )
+    await clock.wait_for_sleepers(1)
+    await clock.advance(5)
+    result = await asyncio.wait_for(run, 10)
+    assert result == {
+        "state": "working",
+        "agent": "echo",
+        "taskId": asked["taskId"],
+        "contextId": asked["contextId"],
+        "note": WORKING_NOTE,
+    }
+    (record,) = workspace.read_pending().records
+    stale = record.extra.get("staleStatus")
+    if sdk_echo.sdk == "python":  # this one says `working` at once
+        assert record.extra["state"] == "working" and stale is None
+    else:
+        assert record.extra["state"] == "input-required" and stale["state"] == "input-required"
+        assert stale["messageId"] and stale["timestamp"]
+    sdk_echo.release("q1")
+
+
+async def test_send_failed_task_returns_reason(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
     result = await make_tool(http, workspace).run("send", {"agent": "echo", "message": "fail"}, TARGET)
     assert result["state"] == "failed" and result["text"] == "boom: cannot do that"
 
 
-async def test_send_message_only_reply(http, workspace: Workspace, make_agent: Callable[..., TestAgent]) -> None:
-    write_agents(workspace, entry("talker", make_agent(message_only=True)))
+async def test_send_message_only_reply(http, workspace: Workspace, make_sdk_agent: Callable[..., SdkAgent]) -> None:
+    write_agents(workspace, entry("talker", make_sdk_agent(message_only=True)))
     result = await make_tool(http, workspace).run("send", {"agent": "talker", "message": "hi"}, TARGET)
     assert result["message"] == "echo: hi"
     assert result["contextId"]
@@ -111,9 +162,9 @@ async def _run_until_wait_expires(tool, clock: FakeClock, args: dict) -> dict:
     ],
 )
 async def test_send_slow_task_starts_watch(
-    http, workspace: Workspace, make_agent: Callable[..., TestAgent], options, push_base_url, source
+    http, workspace: Workspace, make_sdk_agent: Callable[..., SdkAgent], options, push_base_url, source
 ) -> None:
-    agent = make_agent(**options)
+    agent = make_sdk_agent(**options)
     write_agents(workspace, entry("worker", agent))
     clock, watches = FakeClock(), RecordingWatches()
     tool = make_tool(http, workspace, clock=clock, watches=watches, push_base_url=push_base_url)
@@ -141,9 +192,9 @@ async def test_send_slow_task_starts_watch(
 
 @pytest.mark.parametrize("streaming", [True, False])
 async def test_send_completes_while_waiting(
-    http, workspace: Workspace, make_agent: Callable[..., TestAgent], streaming: bool
+    http, workspace: Workspace, make_sdk_agent: Callable[..., SdkAgent], streaming: bool
 ) -> None:
-    agent = make_agent(streaming=streaming)
+    agent = make_sdk_agent(streaming=streaming)
     write_agents(workspace, entry("worker", agent))
     clock = FakeClock()
     tool = make_tool(http, workspace, clock=clock)
@@ -160,7 +211,7 @@ async def test_send_completes_while_waiting(
         assert clock.sleeps[:2] == [5, 0.5] or sorted(clock.sleeps[:2]) == [0.5, 5]
 
 
-async def test_send_file_artifact_saved_to_inbox(http, workspace: Workspace, echo: TestAgent) -> None:
+async def test_send_file_artifact_saved_to_inbox(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
     folder = workspace.inbox_dir / "echo"
     folder.mkdir(parents=True)
     (folder / "report.pdf").write_bytes(b"an older report")
@@ -173,21 +224,21 @@ async def test_send_file_artifact_saved_to_inbox(http, workspace: Workspace, ech
     assert result["text"] == "here is the report"
 
 
-async def test_send_oversized_artifact_skipped(http, workspace: Workspace, echo: TestAgent) -> None:
+async def test_send_oversized_artifact_skipped(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
     tool = make_tool(http, workspace, max_file_bytes=1000)
     result = await tool.run("send", {"agent": "echo", "message": "bigfile 2000"}, TARGET)
     assert result["skipped"] == [{"name": "big.bin", "bytes": 2000}]
     assert result["files"] == [] and not (workspace.inbox_dir / "echo" / "big.bin").exists()
 
 
-async def test_send_files_argument_sent_as_parts(http, workspace: Workspace, echo: TestAgent) -> None:
+async def test_send_files_argument_sent_as_parts(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
     (workspace.root / "docs").mkdir()
     (workspace.root / "docs" / "notes.txt").write_text("my notes", encoding="utf-8")
     (workspace.root / "pic.png").write_bytes(b"\x89PNG fake")
     args = {"agent": "echo", "message": "hello files", "files": ["docs/notes.txt", "pic.png"]}
     result = await make_tool(http, workspace).run("send", args, TARGET)
     assert result["state"] == "completed"
-    text, notes, pic = echo.received[0].parts
+    text, notes, pic = sdk_echo.received[0].parts
     assert text == {"text": "hello files"}
     assert notes == {
         "raw": base64.b64encode(b"my notes").decode(),
@@ -269,8 +320,8 @@ async def test_send_bad_arguments(http, workspace: Workspace, echo: TestAgent, a
     assert expect in (await make_tool(http, workspace).run("send", args, TARGET))["error"]
 
 
-async def test_send_401_readable_error(http, workspace: Workspace, make_agent: Callable[..., TestAgent]) -> None:
-    agent = make_agent(key="right-key-1")
+async def test_send_401_readable_error(http, workspace: Workspace, make_sdk_agent: Callable[..., SdkAgent]) -> None:
+    agent = make_sdk_agent(key="right-key-1")
     write_agents(workspace, entry("locked", agent, key="wrong-key-2"), entry("keyless", agent))
     tool = make_tool(http, workspace)
     for name in ("locked", "keyless"):
@@ -287,9 +338,9 @@ async def test_send_unreachable_agent_error(http, workspace: Workspace) -> None:
 
 
 async def test_send_bearer_only_card_uses_bearer(
-    http, workspace: Workspace, make_agent: Callable[..., TestAgent]
+    http, workspace: Workspace, make_sdk_agent: Callable[..., SdkAgent]
 ) -> None:
-    agent = make_agent(key="bearer-key-3", bearer_only=True)
+    agent = make_sdk_agent(key="bearer-key-3", bearer_only=True)
     write_agents(workspace, entry("bearer", agent, key="bearer-key-3"))
     result = await make_tool(http, workspace).run("send", {"agent": "bearer", "message": "hello"}, TARGET)
     assert result["state"] == "completed"
@@ -297,8 +348,8 @@ async def test_send_bearer_only_card_uses_bearer(
     assert rpc and all(h["authorization"] == "Bearer bearer-key-3" and "x-api-key" not in h for h in rpc)
 
 
-async def test_send_api_key_sent_as_header(http, workspace: Workspace, make_agent: Callable[..., TestAgent]) -> None:
-    agent = make_agent(key="api-key-4")
+async def test_send_api_key_sent_as_header(http, workspace: Workspace, make_sdk_agent: Callable[..., SdkAgent]) -> None:
+    agent = make_sdk_agent(key="api-key-4")
     write_agents(workspace, entry("keyed", agent, key="api-key-4"))
     result = await make_tool(http, workspace).run("send", {"agent": "keyed", "message": "hello"}, TARGET)
     assert result["state"] == "completed"
@@ -318,15 +369,15 @@ async def test_key_never_sent_to_another_origin(
         assert "origin-key-5" not in str(headers)
 
 
-async def test_hops_incremented(http, workspace: Workspace, echo: TestAgent) -> None:
+async def test_hops_incremented(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
     tool = make_tool(http, workspace, hops=lambda target: 2 if target == TARGET else 0)
     await tool.run("send", {"agent": "echo", "message": "hello"}, TARGET)
-    assert echo.received[0].metadata["volcanic.hops"] == 3
+    assert sdk_echo.received[0].metadata["volcanic.hops"] == 3
 
 
-async def test_hops_default_is_one(http, workspace: Workspace, echo: TestAgent) -> None:
+async def test_hops_default_is_one(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
     await make_tool(http, workspace).run("send", {"agent": "echo", "message": "hello"}, TARGET)
-    assert echo.received[0].metadata["volcanic.hops"] == 1
+    assert sdk_echo.received[0].metadata["volcanic.hops"] == 1
 
 
 async def test_send_context_busy_names_watched_task(

@@ -15,7 +15,7 @@ from a2aconsole.core.clock import FakeClock
 from a2aconsole.core.events import QUESTION, RESULT, SENT, MemorySink
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.workspace import Workspace
-from tests.support.agents import TestAgent
+from tests.support.js_agents import SdkAgent
 from tests.support.toolkit import TARGET, RecordingWatches, entry, make_tool, write_agents
 
 
@@ -35,8 +35,8 @@ async def _watched_hold(tool, clock: FakeClock, gate: str, agent: str = "echo") 
     return result
 
 
-async def test_status_returns_task(http, workspace: Workspace, agent: TestAgent) -> None:
-    write_agents(workspace, entry("echo", agent))
+async def test_status_returns_task(http, workspace: Workspace, sdk_agent: SdkAgent) -> None:
+    write_agents(workspace, entry("echo", sdk_agent))
     tool = make_tool(http, workspace)
     sent = await tool.run("send", {"agent": "echo", "message": "file"}, TARGET)
     status = await tool.run("status", {"agent": "echo", "taskId": sent["taskId"]}, TARGET)
@@ -44,19 +44,19 @@ async def test_status_returns_task(http, workspace: Workspace, agent: TestAgent)
     assert status["files"] == ["inbox/a2a/echo/report.pdf"]
 
 
-async def test_status_of_running_task_keeps_watch(http, workspace: Workspace, agent: TestAgent) -> None:
-    write_agents(workspace, entry("echo", agent))
+async def test_status_of_running_task_keeps_watch(http, workspace: Workspace, sdk_agent: SdkAgent) -> None:
+    write_agents(workspace, entry("echo", sdk_agent))
     clock, watches = FakeClock(), RecordingWatches()
     tool = make_tool(http, workspace, clock=clock, watches=watches)
     sent = await _watched_hold(tool, clock, "s1")
     status = await tool.run("status", {"agent": "echo", "taskId": sent["taskId"]}, TARGET)
     assert status["state"] == "working" and status["text"] == "holding s1"
     assert len(workspace.read_pending().records) == 1
-    agent.release("s1")
+    sdk_agent.release("s1")
 
 
-async def test_status_settled_task_ends_watch(http, workspace: Workspace, agent: TestAgent) -> None:
-    write_agents(workspace, entry("echo", agent))
+async def test_status_settled_task_ends_watch(http, workspace: Workspace, sdk_agent: SdkAgent) -> None:
+    write_agents(workspace, entry("echo", sdk_agent))
     tool = make_tool(http, workspace)
     sent = await tool.run("send", {"agent": "echo", "message": "ask"}, TARGET)
     async with workspace.pending_tx() as tx:  # as if a watch had taken the task over
@@ -67,15 +67,15 @@ async def test_status_settled_task_ends_watch(http, workspace: Workspace, agent:
     assert [r.watch_id for r in workspace.read_pending().records] == ["w2"]  # only this chat's watch ends
 
 
-async def test_status_unknown_task_error(http, workspace: Workspace, agent: TestAgent) -> None:
-    write_agents(workspace, entry("echo", agent))
+async def test_status_unknown_task_error(http, workspace: Workspace, sdk_agent: SdkAgent) -> None:
+    write_agents(workspace, entry("echo", sdk_agent))
     result = await make_tool(http, workspace).run("status", {"agent": "echo", "taskId": "no-such-task"}, TARGET)
     assert 'agent "echo" does not know that task' in result["error"]
     assert "taskId is required" in (await make_tool(http, workspace).run("status", {"agent": "echo"}, TARGET))["error"]
 
 
-async def test_cancel_cancels_remote_and_drops_watch(http, workspace: Workspace, agent: TestAgent) -> None:
-    write_agents(workspace, entry("echo", agent))
+async def test_cancel_cancels_remote_and_drops_watch(http, workspace: Workspace, sdk_agent: SdkAgent) -> None:
+    write_agents(workspace, entry("echo", sdk_agent))
     clock, watches = FakeClock(), RecordingWatches()
     tool = make_tool(http, workspace, clock=clock, watches=watches)
     sent = await _watched_hold(tool, clock, "c1")
@@ -88,8 +88,8 @@ async def test_cancel_cancels_remote_and_drops_watch(http, workspace: Workspace,
     assert remote["state"] == "canceled"
 
 
-async def test_cancel_finished_task_returns_outcome(http, workspace: Workspace, agent: TestAgent) -> None:
-    write_agents(workspace, entry("echo", agent))
+async def test_cancel_finished_task_returns_outcome(http, workspace: Workspace, sdk_agent: SdkAgent) -> None:
+    write_agents(workspace, entry("echo", sdk_agent))
     tool = make_tool(http, workspace)
     sent = await tool.run("send", {"agent": "echo", "message": "hello done"}, TARGET)
     result = await tool.run("cancel", {"agent": "echo", "taskId": sent["taskId"]}, TARGET)
@@ -98,9 +98,9 @@ async def test_cancel_finished_task_returns_outcome(http, workspace: Workspace, 
 
 
 async def test_cancel_unreachable_rearms_watch(
-    http, workspace: Workspace, make_agent: Callable[..., TestAgent]
+    http, workspace: Workspace, make_sdk_agent: Callable[..., SdkAgent]
 ) -> None:
-    agent = make_agent()
+    agent = make_sdk_agent()
     write_agents(workspace, entry("echo", agent))
     clock, watches = FakeClock(), RecordingWatches()
     tool = make_tool(http, workspace, clock=clock, watches=watches)
@@ -116,11 +116,11 @@ async def test_cancel_unreachable_rearms_watch(
 
 
 async def test_result_never_contains_key(
-    http, workspace: Workspace, make_agent: Callable[..., TestAgent], caplog: pytest.LogCaptureFixture
+    http, workspace: Workspace, make_sdk_agent: Callable[..., SdkAgent], caplog: pytest.LogCaptureFixture
 ) -> None:
     key = "sk-live-NEVER-SHOW-4242"
-    good = make_agent(key=key, extended=True)
-    wrong = make_agent(key="another-key")
+    good = make_sdk_agent(key=key, extended=True)
+    wrong = make_sdk_agent(key="another-key")
     write_agents(
         workspace,
         entry("good", good, key=key),
@@ -146,8 +146,8 @@ async def test_result_never_contains_key(
     assert {SENT, RESULT, QUESTION} <= set(sink.kinds())
 
 
-async def test_malformed_pending_file_reported(http, workspace: Workspace, agent: TestAgent) -> None:
-    write_agents(workspace, entry("echo", agent))
+async def test_malformed_pending_file_reported(http, workspace: Workspace, sdk_agent: SdkAgent) -> None:
+    write_agents(workspace, entry("echo", sdk_agent))
     workspace.pending_path.write_text("[{", encoding="utf-8")
     clock = FakeClock()
     tool = make_tool(http, workspace, clock=clock)
@@ -158,8 +158,8 @@ async def test_malformed_pending_file_reported(http, workspace: Workspace, agent
     # the file is named from the workspace: answers go to API hosts and models, not the server's folders
     assert result["error"].startswith(".volcanic/a2a/pending.json is not valid JSON")
     assert "cannot be watched" in result["error"] and str(workspace.root) not in result["error"]
-    assert result["taskId"] == agent.received[0].task_id
-    agent.release("p1")
+    assert result["taskId"] == sdk_agent.received[0].task_id
+    sdk_agent.release("p1")
     done = await tool.run("send", {"agent": "echo", "message": "ask"}, TARGET)
     status = await tool.run("status", {"agent": "echo", "taskId": done["taskId"]}, TARGET)
     assert status["state"] == "input-required" and "pending.json" in status["warning"]

@@ -1,4 +1,6 @@
-"""The watch registry against real loopback agents, on a fake clock: push, subscribe, poll, end, restore."""
+"""The watch registry against real loopback agents, on a fake clock: push, subscribe, poll, end, restore.
+
+The tests that follow a task over the wire run against agents on both SDKs (`make_sdk_agent`)."""
 
 from __future__ import annotations
 
@@ -67,8 +69,8 @@ def pending_ids(ws: Workspace) -> list[str]:
     return [r.watch_id for r in ws.read_pending().records]
 
 
-async def test_watch_poll_backs_off(make_agent, workspace, remote, clock, registry_for) -> None:
-    agent = make_agent(streaming=False, push=False)
+async def test_watch_poll_backs_off(make_sdk_agent, workspace, remote, clock, registry_for) -> None:
+    agent = make_sdk_agent(streaming=False, push=False)
     use_agent(workspace, agent)
     reg, delivery, _ = registry_for(workspace)
     task = await start_task(remote, workspace, "bot", "hold g")
@@ -95,11 +97,11 @@ async def test_watch_poll_backs_off(make_agent, workspace, remote, clock, regist
 
 
 async def test_restored_poll_watch_checks_at_once_then_backs_off(
-    make_agent, workspace, remote, clock, registry_for
+    make_sdk_agent, workspace, remote, clock, registry_for
 ) -> None:
     """A task that ended while the worker was down is delivered at restore, not after the first 15 s nap (restarts
     less than ~17 s apart never delivered a polled result); a running one then backs off as usual."""
-    agent = make_agent(streaming=False, push=False)
+    agent = make_sdk_agent(streaming=False, push=False)
     use_agent(workspace, agent)
     done = await start_task(remote, workspace, "bot", "hello while we were down")
     await eventually(lambda: len(agent.received) == 1, what="the agent to answer")
@@ -117,8 +119,8 @@ async def test_restored_poll_watch_checks_at_once_then_backs_off(
     assert [r.task_id for r in workspace.read_pending().records] == [running.id]
 
 
-async def test_watch_subscribe_delivers_follow_up(make_agent, workspace, remote, clock, registry_for) -> None:
-    agent = make_agent(push=False)
+async def test_watch_subscribe_delivers_follow_up(make_sdk_agent, workspace, remote, clock, registry_for) -> None:
+    agent = make_sdk_agent(push=False)
     use_agent(workspace, agent)
     reg, delivery, sink = registry_for(workspace)
     task = await start_task(remote, workspace, "bot", "hold s")
@@ -136,8 +138,8 @@ async def test_watch_subscribe_delivers_follow_up(make_agent, workspace, remote,
     assert sink.kinds()[0] == "watch.armed" and sink.kinds()[-1] == "delivered"
 
 
-async def test_watch_push_delivers_follow_up(make_agent, workspace, remote, clock, registry_for) -> None:
-    agent = make_agent(streaming=False)
+async def test_watch_push_delivers_follow_up(make_sdk_agent, workspace, remote, clock, registry_for) -> None:
+    agent = make_sdk_agent(streaming=False)
     use_agent(workspace, agent)
     holder: list[WatchRegistry] = []
     async with PushReceiver(lambda *a: holder[0].on_push(*a)) as receiver:
@@ -162,8 +164,8 @@ async def test_watch_push_delivers_follow_up(make_agent, workspace, remote, cloc
         await eventually(lambda: "DeleteTaskPushNotificationConfig" in agent.methods, what="push config removal")
 
 
-async def test_watch_push_bad_token_rejected(make_agent, workspace, remote, clock, registry_for) -> None:
-    agent = make_agent(streaming=False)
+async def test_watch_push_bad_token_rejected(make_sdk_agent, workspace, remote, clock, registry_for) -> None:
+    agent = make_sdk_agent(streaming=False)
     use_agent(workspace, agent)
     reg, _, sink = registry_for(workspace, push_base_url="http://127.0.0.1:9")
     task = await start_task(remote, workspace, "bot", "hold b")
@@ -222,8 +224,8 @@ async def test_watch_timeout_text_says_24h(make_agent, workspace, remote, clock,
     assert text == f"bot gave no result for task {task.id} within 24h; you can check it with action=status"
 
 
-async def test_watch_restore_from_pending_file(make_agent, workspace, remote, clock, registry_for) -> None:
-    agent = make_agent(streaming=True, push=True)
+async def test_watch_restore_from_pending_file(make_sdk_agent, workspace, remote, clock, registry_for) -> None:
+    agent = make_sdk_agent(streaming=True, push=True)
     use_agent(workspace, agent)
     done = await start_task(remote, workspace, "bot", "hello while we were down")
     await eventually(lambda: len(agent.received) == 1)
@@ -257,8 +259,10 @@ async def test_watch_restore_from_pending_file(make_agent, workspace, remote, cl
     assert pushed.watch_id not in reg and kept.watch_id not in pending_ids(workspace)
 
 
-async def test_watch_restored_push_without_url_subscribes(make_agent, workspace, remote, clock, registry_for) -> None:
-    agent = make_agent(streaming=True, push=True)
+async def test_watch_restored_push_without_url_subscribes(
+    make_sdk_agent, workspace, remote, clock, registry_for
+) -> None:
+    agent = make_sdk_agent(streaming=True, push=True)
     use_agent(workspace, agent)
     task = await start_task(remote, workspace, "bot", "hold u")
     rec = await add_record(workspace, task, "bot", clock, source="push", push_token="x" * 43)
@@ -359,8 +363,8 @@ async def test_watch_malformed_agents_file_is_a_passing_failure(
     assert "released m" in text
 
 
-async def test_watch_reconnects_when_entry_changes(make_agent, workspace, remote, clock, registry_for) -> None:
-    agent = make_agent(streaming=False, push=False, key="k1")
+async def test_watch_reconnects_when_entry_changes(make_sdk_agent, workspace, remote, clock, registry_for) -> None:
+    agent = make_sdk_agent(streaming=False, push=False, key="k1")
     good, bad = {"name": "bot", "url": agent.url, "key": "k1"}, {"name": "bot", "url": agent.url, "key": "wrong"}
     reg, delivery, _ = registry_for(workspace)
     workspace.save_agents([good], None)
@@ -378,9 +382,9 @@ async def test_watch_reconnects_when_entry_changes(make_agent, workspace, remote
 
 
 async def test_stream_cap_reopens_without_counting_a_failure(
-    make_agent, workspace, remote, clock, registry_for
+    make_sdk_agent, workspace, remote, clock, registry_for
 ) -> None:
-    agent = make_agent(push=False)
+    agent = make_sdk_agent(push=False)
     use_agent(workspace, agent)
     reg, delivery, sink = registry_for(workspace)
     task = await start_task(remote, workspace, "bot", "hold cap")
@@ -422,8 +426,8 @@ async def test_three_stream_failures_fall_back_to_polling(make_agent, workspace,
     assert "released drop" in text
 
 
-async def test_cancel_rearms_when_remote_unreachable(make_agent, workspace, remote, clock, registry_for) -> None:
-    agent = make_agent(streaming=False, push=False)
+async def test_cancel_rearms_when_remote_unreachable(make_sdk_agent, workspace, remote, clock, registry_for) -> None:
+    agent = make_sdk_agent(streaming=False, push=False)
     use_agent(workspace, agent)
     reg, delivery, _ = registry_for(workspace)
     task = await start_task(remote, workspace, "bot", "hold c")
@@ -477,9 +481,9 @@ async def test_a_chat_watches_a_task_at_most_once(make_agent, workspace, remote,
     assert pending_ids(workspace) == [other_chat.watch_id] and first.watch_id not in reg
 
 
-async def test_watch_saves_file_artifacts_to_inbox(make_agent, workspace, remote, clock, registry_for) -> None:
+async def test_watch_saves_file_artifacts_to_inbox(make_sdk_agent, workspace, remote, clock, registry_for) -> None:
     """A settled task with files: they are saved (in a thread) under the inbox and listed in the text."""
-    agent = make_agent(streaming=False, push=False)
+    agent = make_sdk_agent(streaming=False, push=False)
     use_agent(workspace, agent)
     reg, delivery, _ = registry_for(workspace)
     task = await start_task(remote, workspace, "bot", "file")
@@ -498,11 +502,11 @@ async def test_watch_saves_file_artifacts_to_inbox(make_agent, workspace, remote
 
 
 async def test_watch_result_and_question_events_carry_the_outcome(
-    make_agent, workspace, remote, clock, registry_for
+    make_sdk_agent, workspace, remote, clock, registry_for
 ) -> None:
     """The console renders a watch's RESULT / QUESTION like the tool's: final text or question, files, links,
     skipped files in the event; the chat still gets the spec's header text."""
-    agent = make_agent(streaming=False, push=False)
+    agent = make_sdk_agent(streaming=False, push=False)
     use_agent(workspace, agent)
     reg, delivery, sink = registry_for(workspace)
     done = await start_task(remote, workspace, "bot", "file")
@@ -527,3 +531,32 @@ async def test_watch_result_and_question_events_carry_the_outcome(
     assert question.task_id == asked.id and question.state == "input-required"
     assert question.text == "Which colour?" and question.data["files"] == []
     assert result.data["watchId"] != question.data["watchId"]
+
+
+async def test_watch_of_an_answer_skips_the_stale_question(
+    make_sdk_agent, workspace, remote, clock, registry_for
+) -> None:
+    """An answer still unanswered when the wait ends goes to a watch; on the JS SDK the task goes on showing the
+    old question meanwhile (its reply, its stream's first event, GetTask): the watch must not deliver that."""
+    agent = make_sdk_agent(push=False)
+    use_agent(workspace, agent)
+    reg, delivery, sink = registry_for(workspace)
+    tool = A2ATool(remote, ClientSettings(wait_seconds=5), delivery.workspace_for, watches=reg, clock=clock)
+    asked = await tool.run("send", {"agent": "bot", "message": "ask"}, "chat1")
+    assert asked["state"] == "input-required", asked
+    answer = {"agent": "bot", "message": "hold a1", "taskId": asked["taskId"]}
+    run = __import__("asyncio").ensure_future(tool.run("send", answer, "chat1"))
+    await clock.until(lambda s: s.count(5.0) == 2)  # the answer's wait
+    await clock.advance(5)
+    handed = await run
+    assert handed["state"] == "working" and handed["taskId"] == asked["taskId"], handed
+    [record] = workspace.read_pending().records
+    if agent.sdk != "python":  # the JS agent works on the answer silently: the task still shows the question
+        assert record.extra["staleStatus"]["state"] == "input-required"
+    await eventually(lambda: "SubscribeToTask" in agent.methods, what="the watch's stream")
+
+    agent.release("a1")
+    [(_, text)] = await delivery.wait_for(1)
+    assert "got answer: hold a1" in text and "(completed)" in text
+    assert "Which colour?" not in text and "question" not in sink.kinds()
+    assert pending_ids(workspace) == []

@@ -46,8 +46,10 @@ def delivered(out: Path) -> list[dict]:
     return [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
 
 
-async def test_worker_killed_with_armed_watches_loses_nothing(make_agent, workspace, remote, spawn, tmp_path) -> None:
-    agent = make_agent(push=False)  # streaming: results arrive at once, no 15 s poll waits
+async def test_worker_killed_with_armed_watches_loses_nothing(
+    make_sdk_agent, workspace, remote, spawn, tmp_path
+) -> None:
+    agent = make_sdk_agent(push=False)  # streaming: results arrive at once, no 15 s poll waits
     workspace.save_agents([{"name": "bot", "url": agent.url}], None)
     clock = SystemClock()
     tasks = [await start_task(remote, workspace, "bot", f"hold k{i}") for i in range(5)]

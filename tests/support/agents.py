@@ -6,6 +6,7 @@ One scripted executor; the first word of the user's text picks the scenario:
 - `slow <seconds>`    works that long (real time), then completes with `slow result`
 - `hold <gate>`       works until the test calls `agent.release(gate)` (no sleeps in tests), then completes
 - `ask`               asks "Which colour?" (input-required); the answer completes with `got answer: <text>`
+                      (an answer `hold <gate>` first works until the gate is released)
 - `auth`              asks for auth (auth-required)
 - `file`              completes with a PDF file artifact plus a URL part
 - `bigfile <bytes>`   completes with a file artifact of that many bytes
@@ -139,6 +140,10 @@ class ScriptedExecutor(AgentExecutor):
             await event_queue.enqueue_event(task)
         up = TaskUpdater(event_queue, task.id, task.context_id)
         if task.status.state in (TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED):
+            word, _, gate = text.strip().partition(" ")
+            if word == "hold":  # an answer worked on until the test releases the gate
+                await up.start_work(up.new_agent_message([new_text_part(f"holding {gate}")]))
+                await self.agent.gate(gate).wait()
             await up.add_artifact([new_text_part(f"got answer: {text}")], name="answer")
             await up.complete(up.new_agent_message([new_text_part(f"got answer: {text}")]))
             return
@@ -333,6 +338,7 @@ class TestAgent:
     """A running agent. `url` is its base URL; `received` and `requests` record what it got."""
 
     __test__ = False
+    sdk = "python"
 
     def __init__(self, options: AgentOptions | None = None) -> None:
         self.options = options or AgentOptions()

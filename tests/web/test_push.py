@@ -64,8 +64,9 @@ def chat(ws: Workspace, target_id: str = "chat1") -> ChatTarget:
     return ChatTarget.objects.create(id=target_id, name="Chat", workspace=str(ws.root), backend="web")
 
 
-async def test_watch_push_delivers_to_web_inbox(make_agent, workspace, server, runtime_for, clock) -> None:
-    agent = make_agent(streaming=False)
+async def test_watch_push_delivers_to_web_inbox(make_sdk_agent, workspace, server, runtime_for, clock) -> None:
+    """On both SDKs: the JS one posts `Content-Type: application/a2a+json`, the Python one `application/json`."""
+    agent = make_sdk_agent(streaming=False)
     workspace.save_agents([{"name": "bot", "url": agent.url}], None)
     await ChatTarget.objects.acreate(id="chat1", name="Chat", workspace=str(workspace.root), backend="web")
     rt = await runtime_for(server.url, [workspace])

@@ -1,0 +1,78 @@
+"""The stale-reply rule: a reply to a send on an existing task that still shows the interrupted status from
+before the send is not the outcome (issue 10, bug 1; seen on @a2a-js/sdk 1.3, tested on the wire in
+test_tool_send.py and test_watches.py). Here the two kinds of evidence, one by one, on built tasks, and the
+marker a watch record keeps so the watch skips that status too."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from a2a.types import Message, Part, Role, Task, TaskState, TaskStatus
+
+from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.sources import is_stale
+from a2aconsole.core.tool import stale_marker, stale_status
+
+SENT_AT = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def _message(message_id: str, role: Role, text: str) -> Message:
+    return Message(message_id=message_id, role=role, parts=[Part(text=text)])
+
+
+def _task(state: TaskState, *, history: list[str], at: datetime | None = None) -> Task:
+    status = TaskStatus(state=state, message=_message("question", Role.ROLE_AGENT, "Which colour?"))
+    if at is not None:
+        status.timestamp.FromDatetime(at)
+    roles = {"question": Role.ROLE_AGENT}
+    return Task(
+        id="t1",
+        context_id="c1",
+        status=status,
+        history=[_message(m, roles.get(m, Role.ROLE_USER), m) for m in history],
+    )
+
+
+ANSWER = Message(message_id="answer", role=Role.ROLE_USER, task_id="t1", parts=[Part(text="blue")])
+
+
+@pytest.mark.parametrize("state", [TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED])
+def test_question_before_the_answer_in_history_is_stale(state: TaskState) -> None:
+    reply = _task(state, history=["ask", "question", "answer"], at=SENT_AT + timedelta(hours=1))
+    assert stale_status(reply, ANSWER, SENT_AT) == reply.status  # history wins over a clock that runs ahead
+
+
+def test_question_after_the_answer_in_history_is_new() -> None:
+    reply = _task(TaskState.TASK_STATE_INPUT_REQUIRED, history=["ask", "answer", "question"])
+    assert stale_status(reply, ANSWER, SENT_AT) is None
+
+
+def test_without_history_a_timestamp_not_after_the_send_is_stale() -> None:
+    assert stale_status(_task(TaskState.TASK_STATE_INPUT_REQUIRED, history=[], at=SENT_AT), ANSWER, SENT_AT)
+    later = _task(TaskState.TASK_STATE_INPUT_REQUIRED, history=[], at=SENT_AT + timedelta(milliseconds=1))
+    assert stale_status(later, ANSWER, SENT_AT) is None
+    assert stale_status(_task(TaskState.TASK_STATE_INPUT_REQUIRED, history=[]), ANSWER, SENT_AT) is None
+
+
+def test_only_interrupted_replies_to_a_task_follow_up_can_be_stale() -> None:
+    old = SENT_AT - timedelta(minutes=1)
+    done = _task(TaskState.TASK_STATE_COMPLETED, history=["ask", "question", "answer"], at=old)
+    assert stale_status(done, ANSWER, SENT_AT) is None
+    fresh = Message(message_id="answer", role=Role.ROLE_USER, parts=[Part(text="ask")])  # a new task, no taskId
+    asked = _task(TaskState.TASK_STATE_INPUT_REQUIRED, history=["question", "answer"], at=old)
+    assert stale_status(asked, fresh, SENT_AT) is None
+
+
+def test_watch_record_marker_matches_only_that_status() -> None:
+    reply = _task(TaskState.TASK_STATE_INPUT_REQUIRED, history=["ask", "question", "answer"], at=SENT_AT)
+    record = WatchRecord("w1", "chat1", "bot", "t1", extra={"staleStatus": stale_marker(reply.status)})
+    again = WatchRecord.from_json(json.loads(json.dumps(record.to_json())))  # as read back from pending.json
+    assert is_stale(again, reply.status)
+    new_question = _task(TaskState.TASK_STATE_INPUT_REQUIRED, history=[], at=SENT_AT)
+    new_question.status.message.message_id = "another-question"
+    assert not is_stale(again, new_question.status)
+    assert not is_stale(again, _task(TaskState.TASK_STATE_COMPLETED, history=[], at=SENT_AT).status)
+    for bad in ("input-required", ["x"], None):  # a hand-edited record: no marker, nothing skipped
+        assert not is_stale(WatchRecord("w1", "chat1", "bot", "t1", extra={"staleStatus": bad}), reply.status)

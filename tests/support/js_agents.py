@@ -1,0 +1,161 @@
+"""Real A2A agents on the second SDK: npm `@a2a-js/sdk`, served by tests/js/agent.js in one node process.
+
+The process is started once per test session (`JsAgentHost`); each test makes its own agents in it over a
+small control API (a path prefix, card, task store and recordings per agent) and drops them afterwards, so
+a `JsAgent` looks to a test like the Python `TestAgent`: `url`, `received`, `requests`, `methods`,
+`finished`, `release(gate)`, `stop()`. The command language is the same (`hello`, `slow N`, `hold <gate>`,
+`ask`, `auth`, `file`, `bigfile N`, `fail`, `message`).
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.support.agents import AgentOptions, Received, TestAgent
+
+JS_DIR = Path(__file__).resolve().parents[1] / "js"
+START_TIMEOUT = 20.0
+# the JS agent speaks the Python agent's options; these it does not offer (tests needing them stay Python-only)
+_UNSUPPORTED = ("interface_url", "drop_streams", "legacy", "one_task_per_context")
+
+
+class JsAgentHost:
+    """The node process serving JS agents on 127.0.0.1; it exits when its stdin closes (even if we die)."""
+
+    def __init__(self, log_path: Path) -> None:
+        node = shutil.which("node")
+        if node is None:
+            raise RuntimeError("node is not installed: the JS test agents need Node 20 (apt-get install nodejs)")
+        if not (JS_DIR / "node_modules" / "@a2a-js" / "sdk").is_dir():
+            raise RuntimeError(f"the JS agent's packages are missing: run `npm ci --prefix {JS_DIR}` (make test does)")
+        self.log_path = log_path
+        self._log = log_path.open("wb")
+        self.proc = subprocess.Popen(
+            [node, str(JS_DIR / "agent.js")],
+            cwd=JS_DIR,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            env={**os.environ, "NODE_NO_WARNINGS": "1"},
+        )
+        try:
+            self.port = self._read_port()
+        except BaseException:
+            self.stop()
+            raise
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.control = httpx.Client(base_url=f"{self.url}/_control", timeout=10.0)
+
+    def _read_port(self) -> int:
+        assert self.proc.stdout is not None
+        sel = selectors.DefaultSelector()
+        sel.register(self.proc.stdout, selectors.EVENT_READ)
+        try:
+            if not sel.select(START_TIMEOUT):
+                raise RuntimeError(f"the JS agent printed no port within {START_TIMEOUT:.0f}s; {self._tail()}")
+            line = self.proc.stdout.readline().decode().strip()
+        finally:
+            sel.close()
+        if not line.isdigit():
+            raise RuntimeError(f"the JS agent did not start (printed {line!r}); {self._tail()}")
+        return int(line)
+
+    def _tail(self) -> str:
+        self._log.flush()
+        text = self.log_path.read_text(errors="replace").strip()
+        return f"its log ({self.log_path}) ends: {text[-1500:]}" if text else "its log is empty"
+
+    def make(self, *, rest: bool = False, **options: Any) -> JsAgent:
+        """A new agent with the Python agent's options; `rest=True` gives it an HTTP+JSON card (no JSON-RPC)."""
+        opts = AgentOptions(**options)  # a typo in an option name fails here
+        default = AgentOptions()
+        used = [name for name in _UNSUPPORTED if getattr(opts, name) != getattr(default, name)]
+        if used:
+            raise ValueError(f"the JS test agent does not offer {', '.join(used)}")
+        body = {
+            "name": opts.name,
+            "description": opts.description,
+            "key": opts.key,
+            "bearerOnly": opts.bearer_only,
+            "streaming": opts.streaming,
+            "push": opts.push,
+            "extended": opts.extended,
+            "messageOnly": opts.message_only,
+            "binding": "HTTP+JSON" if rest else "JSONRPC",
+        }
+        made = self.control.post("/agents", json=body).raise_for_status().json()
+        return JsAgent(self, made["id"], made["url"], opts)
+
+    def stop(self) -> None:
+        control = getattr(self, "control", None)
+        if control is not None:
+            control.close()
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()  # the agent exits on its own when stdin closes
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        self._log.close()
+
+
+class JsAgent:
+    """One agent in the JS host; its recordings are read from the process on each access."""
+
+    __test__ = False
+    sdk = "js"
+
+    def __init__(self, host: JsAgentHost, agent_id: str, url: str, options: AgentOptions) -> None:
+        self.host, self.id, self.url, self.options = host, agent_id, url, options
+
+    def __repr__(self) -> str:
+        return f"JsAgent({self.url})"
+
+    def _state(self) -> dict[str, Any]:
+        return self.host.control.get(f"/agents/{self.id}").raise_for_status().json()
+
+    @property
+    def received(self) -> list[Received]:
+        return [
+            Received(r["text"], r["parts"], r["metadata"], r["headers"], r["taskId"], r["contextId"])
+            for r in self._state()["received"]
+        ]
+
+    @property
+    def requests(self) -> list[tuple[str, str, dict[str, str]]]:
+        return [(m, p, h) for m, p, h in self._state()["requests"]]
+
+    @property
+    def methods(self) -> list[str]:
+        return list(self._state()["methods"])
+
+    @property
+    def finished(self) -> list[str]:
+        return list(self._state()["finished"])
+
+    def release(self, name: str) -> None:
+        """Let every `hold <name>` task complete."""
+        self.host.control.post(f"/agents/{self.id}/release/{name}").raise_for_status()
+
+    def stop(self) -> None:
+        """Release its gates, end its running work and drop it (its URL answers 404 from then on)."""
+        if self.host.proc.poll() is None:
+            self.host.control.delete(f"/agents/{self.id}")
+
+
+SdkAgent = TestAgent | JsAgent
+"""An agent on either SDK: the tests that must hold on both take this."""
