@@ -204,3 +204,21 @@ async def test_task_page_recheck_shows_the_raw_task_and_only_fitting_actions(
     r = await owner.post(f"/tasks/bot/{task_id}/act/", {"action": "cancel", "target": "console"})
     assert "TASK_STATE_CANCELED" in r.text and "Cancel the task" not in r.text
     assert "Continue this conversation" in r.text and "Answer the question" not in r.text
+
+
+async def test_task_page_raw_json_masks_the_workspace_push_tokens(
+    owner: AsyncClient, tool: A2ATool, ws: Workspace, make_agent: Callable[..., TestAgent]
+) -> None:
+    """The raw task JSON is the agent's own text: an agent echoing a push token (which it knows) shows only ***."""
+    from a2aconsole.core.pending import WatchRecord
+
+    token = "push-token-" + "p" * 32
+    async with ws.pending_tx() as tx:
+        tx.records.append(WatchRecord("w-other", "console", "bot", "t-other", push_token=token, source="push"))
+    agent = make_agent()
+    add_agent(ws, agent)
+    await owner.post("/chat/console/send/", {"agent": "bot", "message": f"hello {token}"})
+    task_id = agent.received[-1].task_id
+    r = await owner.post(f"/tasks/bot/{task_id}/act/", {"action": "status", "target": "console"})
+    assert "as the agent returned it" in r.text and task_id in r.text
+    assert token not in r.text and "***" in r.text

@@ -76,8 +76,9 @@ def _event_json(ev: TaskEvent) -> dict[str, Any]:
 
 
 async def fetch_raw_task(agent: str, task_id: str, target: str) -> dict[str, Any] | None:
-    """The task as the agent returns it now (GetTask through the tool's client), as JSON, with the entry's
-    key blanked should the agent ever echo it; None when it cannot be read (the tool's answer says why)."""
+    """The task as the agent returns it now (GetTask through the tool's client), as JSON, with the entry's key
+    and the workspace's push tokens masked should the agent ever echo them; None when it cannot be read (the
+    tool's answer says why)."""
     try:
         tool = scope.tool()
         ws = tool.workspace_for(target)
@@ -92,7 +93,8 @@ async def fetch_raw_task(agent: str, task_id: str, target: str) -> dict[str, Any
     text = json.dumps(MessageToDict(task), ensure_ascii=False)
     if entry.key:
         text = text.replace(entry.key, "(key hidden)")
-    return json.loads(text)
+    # and every other secret of the workspace the agent may know (its push token) or echo, as the tool's answers
+    return tool.scrubbers.for_workspace(ws)(json.loads(text))
 
 
 def page(request: HttpRequest, agent: str, task_id: str) -> HttpResponse:
