@@ -100,7 +100,7 @@ class SendForm(forms.Form):
     """A message to an agent: new, continuing a context, or answering a task."""
 
     agent = forms.ChoiceField(choices=())
-    message = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), max_length=100_000)
+    message = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), max_length=100_000, required=False)
     files = MultipleFileField(
         label="Attach files",
         required=False,
@@ -112,6 +112,13 @@ class SendForm(forms.Form):
     def __init__(self, *args: Any, agents: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["agent"].choices = [(a, a) for a in agents]
+
+    def clean(self) -> dict[str, Any]:
+        """The tool's rule: a send carries a message, files, or both."""
+        data = super().clean()
+        if not (data.get("message") or "").strip() and not data.get("files"):
+            self.add_error("message", "send needs a message or files")
+        return data
 
 
 class AnswerForm(forms.Form):

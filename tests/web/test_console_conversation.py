@@ -73,6 +73,22 @@ async def test_attachments_stored_in_workspace_and_sent(
     assert any("raw" in p or "url" in p for p in agent.received[-1].parts[1:])
 
 
+async def test_files_only_send_from_the_console(
+    owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent
+) -> None:
+    """The console's form follows the tool's rule: files without a message are sent; neither is refused."""
+    add_agent(ws, agent)
+    upload = SimpleUploadedFile("report.txt", b"the report", content_type="text/plain")
+    r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "", "files": [upload]})
+    assert r.status_code == 200
+    sent = agent.received[-1].parts
+    assert len(sent) == 1 and "raw" in sent[0]  # the file alone, no empty text part
+    before = len(agent.received)
+    r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "  "})
+    assert r.status_code == 400 and "send needs a message or files" in r.text
+    assert len(agent.received) == before
+
+
 async def test_question_answered_inline(owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent) -> None:
     add_agent(ws, agent)
     r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "ask"})

@@ -87,7 +87,9 @@ async def send(request: HttpRequest, target: str) -> HttpResponse:
     if await sync_to_async(form.is_valid)():
         d = form.cleaned_data
         files = [await sync_to_async(save_upload)(ws, f) for f in d.get("files") or []]
-        args: dict[str, Any] = {"agent": d["agent"], "message": d["message"]}
+        args: dict[str, Any] = {"agent": d["agent"]}
+        if d.get("message"):
+            args["message"] = d["message"]
         if files:
             args["files"] = files
         if d.get("context_id"):
