@@ -12,6 +12,7 @@ import pytest
 from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import watch_event_key
+from a2aconsole.core.pending import WatchRecord, dump_pending, parse_pending
 from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
 from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink, add_record, start_task
@@ -90,5 +91,36 @@ async def test_a_result_delivered_at_once_emits_each_closing_event_once(make_age
             ("watch.ended", watch_event_key(root, rec.watch_id, "watch.ended")),
         ]
         assert sink.kinds().count("delivered") == 1
+    finally:
+        await reg.stop()
+
+
+def test_kept_events_round_trip_and_a_hand_edited_value_is_ignored() -> None:
+    events = [{"kind": "result", "at": "2026-12-03T07:00:00+00:00", "text": "done", "data": {"files": []}}]
+    rec = WatchRecord("w1", "chat1", "bot", "t1", undelivered="done", end_events=events)
+    [back] = parse_pending(dump_pending([rec]).decode())
+    assert back.end_events == events and "endEvents" not in back.extra
+    odd = '[{"watchId": "w2", "target": "c", "agent": "a", "taskId": "t", "endEvents": "not a list"},' + (
+        '{"watchId": "w3", "target": "c", "agent": "a", "taskId": "t", "endEvents": [1, {"kind": "result"}]}]'
+    )
+    w2, w3 = parse_pending(odd)
+    assert w2.end_events is None and w3.end_events == [{"kind": "result"}]
+
+
+async def test_the_batched_file_is_what_dump_pending_writes(make_agent, workspace, remote) -> None:
+    """A claimed record with its events goes through the batched writer's reuse of record texts unchanged."""
+    agent = make_agent(streaming=False, push=False)
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    clock = SignalClock()
+    tasks = [await start_task(remote, workspace, "bot", f"hello {i}") for i in range(3)]
+    for t in tasks:
+        await add_record(workspace, t, "bot", clock)
+    reg, delivery, sink = await registry(workspace, remote, clock, available=False)
+    try:
+        await delivery.wait_attempts(3)
+        await sink.until(lambda: sink.kinds().count("undelivered") >= 3)
+        records = workspace.read_pending().records
+        assert all(r.end_events for r in records)
+        assert workspace.pending_path.read_bytes() == dump_pending(records)
     finally:
         await reg.stop()
