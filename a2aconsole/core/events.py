@@ -37,11 +37,20 @@ class Event:
     state: str = ""
     text: str = ""
     data: dict[str, Any] = field(default_factory=dict)
+    # A stable id for an event that may be emitted again after a crash (a watch's result, its end, its
+    # delivery): the history keeps one event per key. Empty: every emission is a new event.
+    key: str = ""
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["at"] = self.at.isoformat()
         return d
+
+
+def watch_event_key(workspace: str, watch_id: str, kind: str) -> str:
+    """The key of a watch's once-only event (`Event.key`): short, fixed-length, the same at every emission."""
+    digest = hashlib.sha256(f"{workspace}\0{watch_id}".encode()).hexdigest()[:40]
+    return f"{kind}:{digest}"
 
 
 def task_group(agent: str, task_id: str) -> str:

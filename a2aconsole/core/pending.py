@@ -1,4 +1,5 @@
-"""`pending.json`: the watch records of a workspace (the spec's shape), plus `undelivered` result texts."""
+"""`pending.json`: the watch records of a workspace (the spec's shape), plus `undelivered` result texts and
+the events their history still needs (`endEvents`)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,27 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-_KNOWN = ("watchId", "target", "agent", "taskId", "contextId", "pushToken", "startedAt", "source", "undelivered")
+_KNOWN = (
+    "watchId",
+    "target",
+    "agent",
+    "taskId",
+    "contextId",
+    "pushToken",
+    "startedAt",
+    "source",
+    "undelivered",
+    "endEvents",
+)
 SOURCES = ("push", "subscribe", "poll")
 
 
 @dataclass
 class WatchRecord:
-    """One watch. `undelivered` holds a finished result's text until its delivery is confirmed."""
+    """One watch. `undelivered` holds a finished result's text until its delivery is confirmed; `end_events` the
+    watch's closing events (kind, at, state, text, data: a bounded preview), written with it, so a process
+    that dies before storing them in the history emits them at the next start. Set once, never changed in
+    place (the batched writer compares records by their JSON)."""
 
     watch_id: str
     target: str
@@ -23,6 +38,7 @@ class WatchRecord:
     started_at: str = ""
     source: str = "poll"
     undelivered: str | None = field(default=None, repr=False)
+    end_events: list[dict[str, Any]] | None = field(default=None, repr=False)
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -39,6 +55,8 @@ class WatchRecord:
             d["pushToken"] = self.push_token
         if self.undelivered is not None:
             d["undelivered"] = self.undelivered
+        if self.end_events is not None:
+            d["endEvents"] = self.end_events
         d.update({k: v for k, v in self.extra.items() if k not in _KNOWN})
         return d
 
@@ -54,8 +72,16 @@ class WatchRecord:
             started_at=d.get("startedAt") or "",
             source=d.get("source") or "poll",
             undelivered=d.get("undelivered"),
+            end_events=_end_events(d.get("endEvents")),
             extra={k: v for k, v in d.items() if k not in _KNOWN},
         )
+
+
+def _end_events(value: Any) -> list[dict[str, Any]] | None:
+    """The kept events as written; anything else (a hand-edited file) is ignored rather than refused."""
+    if not isinstance(value, list):
+        return None
+    return [e for e in value if isinstance(e, dict) and isinstance(e.get("kind"), str)]
 
 
 def parse_pending(text: str, filename: str = "pending.json") -> list[WatchRecord]:

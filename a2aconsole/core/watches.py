@@ -4,9 +4,12 @@ One registry per worker process, on an injected clock. `pending.json` is the tru
 only says which records this process is following now. How a watch follows its task (push, subscribe,
 poll) is in `sources.py`; this module arms, restores, stops, wakes and finishes watches.
 
-Finishing is claim / deliver / settle: under the workspace lock the watch leaves the map and its text is
-stored as `undelivered` in `pending.json`; delivery runs outside any lock; the record goes once delivered.
-A crash anywhere leaves either the watch or its kept text in the file, so nothing is lost.
+Finishing is claim / announce / deliver / settle: under the workspace lock the watch leaves the map and its
+text is stored as `undelivered` in `pending.json`, with the closing events the history needs (`end_events`:
+the result or question, then `watch.ended`); the events are emitted, then the text is delivered outside any
+lock; the record goes once delivered. A crash anywhere leaves either the watch or its kept text and events in
+the file: whoever finds a kept record emits its events again before delivering it, and their stable keys
+(`Event.key`) let the history keep each once, so history and delivery agree after any crash.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from .events import (
     Event,
     EventSink,
     NullSink,
+    watch_event_key,
 )
 from .pending import WatchRecord
 from .pending_batch import BatchTx, PendingBatcher
@@ -84,6 +88,7 @@ class WatchRegistry(Following):
         self._background: set[asyncio.Task[Any]] = set()
         self._retries: dict[str, asyncio.Task[None]] = {}
         self._delivering: set[str] = set()
+        self._announced: set[str] = set()  # kept records whose closing events this process has emitted
         self._away: set[Any] = set()  # roots of workspaces whose lease another worker took from this one
         self._stopped = False
 
@@ -394,9 +399,10 @@ class WatchRegistry(Following):
         self, w: WatchState, text: str | None, reason: str, *, state: str, outcome: dict[str, Any] | None = None
     ) -> None:
         ws, rid = w.ws, w.record.watch_id
+        ending = self._end_events(rid, reason, state, outcome)
 
         def claim(tx: BatchTx) -> WatchRecord | None:
-            """Under the workspace lock: the watch leaves the map, its text is kept in the file."""
+            """Under the workspace lock: the watch leaves the map, its text and closing events are kept in the file."""
             rec = tx.find(rid)
             if rec is None or self._watches.get(rid) is not w:
                 self._forget(w)
@@ -406,6 +412,7 @@ class WatchRegistry(Following):
                 tx.remove(rid)
             else:
                 rec.undelivered = text
+                rec.end_events = ending
                 if state:
                     rec.extra["state"] = state
             return rec
@@ -413,22 +420,59 @@ class WatchRegistry(Following):
         rec = await self._batch.apply(ws, claim)
         if rec is None:
             return
-        if state:
-            kind = QUESTION if is_interrupted(state) else RESULT
-            await self._emit(self._event(kind, ws, rec, state=state, **outcome_event(outcome or {}, rid)))
-        await self._emit(self._event(WATCH_ENDED, ws, rec, state=state, data={"reason": reason, "watchId": rid}))
+        if text is None:  # nothing kept, nothing to deliver: the events are all there is
+            await self._announce(ws, rec, ending)
         if rec.source == "push":
             self._spawn(self._delete_push(ws, rec))
         if text is not None:
             await self._deliver(ws, rec)
 
+    def _end_events(self, rid: str, reason: str, state: str, outcome: dict[str, Any] | None) -> list[dict[str, Any]]:
+        """The closing events of a watch, as kept in its record: the result or question (with the outcome's
+        bounded preview), then `watch.ended`, both stamped now."""
+        at = self.clock.now().isoformat()
+        events: list[dict[str, Any]] = []
+        if state:
+            kind = QUESTION if is_interrupted(state) else RESULT
+            events.append({"kind": kind, "at": at, "state": state, **outcome_event(outcome or {}, rid)})
+        events.append({"kind": WATCH_ENDED, "at": at, "state": state, "data": {"reason": reason, "watchId": rid}})
+        return events
+
+    async def _announce(self, ws: Workspace, rec: WatchRecord, events: list[dict[str, Any]] | None) -> None:
+        """Emit a finished watch's closing events, each under its stable key: at the claim, or again for a kept
+        record found after a crash (the history keeps one of each)."""
+        root = str(ws.root)
+        for e in events or []:
+            kind = str(e.get("kind") or "")
+            at = self.clock.now()
+            with contextlib.suppress(ValueError, TypeError):
+                at = datetime.fromisoformat(str(e.get("at")))
+            data = e.get("data")
+            await self._emit(
+                self._event(
+                    kind,
+                    ws,
+                    rec,
+                    at=at,
+                    state=str(e.get("state") or ""),
+                    text=str(e.get("text") or ""),
+                    data=dict(data) if isinstance(data, dict) else {},
+                    key=watch_event_key(root, rec.watch_id, kind),
+                )
+            )
+
     async def _deliver(self, ws: Workspace, rec: WatchRecord, attempt: int = 0) -> bool:
-        """Hand a kept text to the delivery (outside any lock); remove the record once it went out."""
+        """Hand a kept text to the delivery (outside any lock); remove the record once it went out. The record's
+        closing events go to the history first, once per process (a kept record found at a start, a rescan or a
+        flush may be one whose events a killed process never stored)."""
         rid = rec.watch_id
         if self._stopped or rid in self._delivering or rec.undelivered is None:
             return False
         self._delivering.add(rid)
         try:
+            if rid not in self._announced:
+                await self._announce(ws, rec, rec.end_events)
+                self._announced.add(rid)
             try:
                 ok = bool(await self.delivery.deliver(rec.target, rec.undelivered, rec))
             except asyncio.CancelledError:
@@ -438,10 +482,19 @@ class WatchRegistry(Following):
                 ok = False
             if ok:
                 await self._batch.apply(ws, lambda tx: tx.remove(rid))
+                self._announced.discard(rid)
                 retry = self._retries.pop(rid, None)
                 if retry is not None and retry is not asyncio.current_task():
                     retry.cancel()
-                await self._emit(self._event(DELIVERED, ws, rec, text=rec.undelivered or ""))
+                await self._emit(
+                    self._event(
+                        DELIVERED,
+                        ws,
+                        rec,
+                        text=rec.undelivered or "",
+                        key=watch_event_key(str(ws.root), rid, DELIVERED),
+                    )
+                )
                 return True
         finally:
             self._delivering.discard(rid)
@@ -484,13 +537,13 @@ class WatchRegistry(Following):
 
     # events
 
-    def _event(self, kind: str, ws: Workspace, rec: WatchRecord, **kw: Any) -> Event:
+    def _event(self, kind: str, ws: Workspace, rec: WatchRecord, *, at: datetime | None = None, **kw: Any) -> Event:
         return Event(
             kind,
             str(ws.root),
             rec.agent,
             rec.task_id,
-            self.clock.now(),
+            at or self.clock.now(),
             context_id=rec.context_id,
             target=rec.target,
             **kw,

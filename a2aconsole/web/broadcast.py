@@ -1,7 +1,8 @@
 """The event sink of the Django side: store each event as a TaskEvent row, then tell the open tabs.
 
 Record first, notify second: the row is written before the channel-layer message, and the message only
-says "something changed" (tabs re-render from the database). A sink never raises into the registry or
+says "something changed" (tabs re-render from the database). An event with a key (`Event.key`) is stored
+at most once: emitted again, it is neither stored nor broadcast. A sink never raises into the registry or
 the tool: a lost event loses a live update, not data.
 """
 
@@ -25,21 +26,28 @@ STORE_ATTEMPTS = 5
 EVENT_TEXT_CHARS = 2 * PREVIEW_CHARS  # results keep a PREVIEW_CHARS preview already (`outcome_event`)
 
 
-def _store(event: Event) -> None:
+def _store(event: Event) -> bool:
+    """Write the event's row; False when a keyed event is already in the history (emitted again after a crash,
+    or by two workers), which then stays as it was."""
     from a2aconsole.web.models import TaskEvent
 
-    TaskEvent.objects.create(
-        workspace=event.workspace,
-        agent=event.agent,
-        task_id=event.task_id,
-        context_id=event.context_id,
-        target=event.target,
-        kind=event.kind,
-        state=event.state,
-        text=event.text,
-        data=event.data,
-        created_at=event.at,
-    )
+    fields = {
+        "workspace": event.workspace,
+        "agent": event.agent,
+        "task_id": event.task_id,
+        "context_id": event.context_id,
+        "target": event.target,
+        "kind": event.kind,
+        "state": event.state,
+        "text": event.text,
+        "data": event.data,
+        "created_at": event.at,
+    }
+    if not event.key:
+        TaskEvent.objects.create(**fields)
+        return True
+    _, created = TaskEvent.objects.get_or_create(key=event.key, defaults=fields)
+    return created
 
 
 async def notify(groups: list[str], payload: dict) -> None:
@@ -62,7 +70,8 @@ class ChannelsBroadcast:
             event = replace(event, text=preview(event.text, EVENT_TEXT_CHARS))
         for attempt in range(1, STORE_ATTEMPTS + 1):
             try:
-                await database_sync_to_async(_store)(event)
+                if not await database_sync_to_async(_store)(event):
+                    return  # the history has it already, and the tabs were told then (or resync on reconnect)
                 break
             except OperationalError as e:  # a busy SQLite ("database is locked"): wait a moment and try again
                 if attempt == STORE_ATTEMPTS:

@@ -72,9 +72,15 @@ class TaskEvent(models.Model):
     text = models.TextField(blank=True)
     data = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(db_index=True)
+    # A watch's result, end and delivery carry a stable key (`core.events.watch_event_key`): emitted again after
+    # a crash, they are kept once. Other events have none.
+    key = models.CharField(max_length=100, blank=True, default="")
 
     class Meta:
         ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["key"], condition=~models.Q(key=""), name="task_event_once_per_key")
+        ]
 
 
 class AuditEntry(models.Model):

@@ -19,10 +19,15 @@ PASSWORD = "browser test password 42"
 
 
 class ConsoleServer:
-    """Start with `start()`, stop with `stop()` (idempotent). `url` has no trailing slash."""
+    """Start with `start()`, stop with `stop()` (idempotent) or `kill()`. `url` has no trailing slash.
 
-    def __init__(self, base: Path, **env: str) -> None:
+    `port` 0 takes a free one (a fixed port keeps the console's address across restarts, for push);
+    `launcher` runs another entry point than `manage.py` with the same arguments (a crash-injecting one)."""
+
+    def __init__(self, base: Path, *, port: int = 0, launcher: list[str] | None = None, **env: str) -> None:
         self.base = base
+        self.port = port
+        self.launcher = launcher or ["manage.py"]
         self.workspace = Workspace(base / "workspace")
         self.env = {
             **os.environ,
@@ -43,7 +48,7 @@ class ConsoleServer:
         (self.base / "data").mkdir(parents=True, exist_ok=True)
         self.workspace.root.mkdir(parents=True, exist_ok=True)
         self.proc = subprocess.Popen(
-            [sys.executable, "manage.py", "serve", "--port", "0"],
+            [sys.executable, *self.launcher, "serve", "--port", str(self.port)],
             cwd=ROOT,
             env=self.env,
             stdout=subprocess.PIPE,
@@ -86,6 +91,12 @@ class ConsoleServer:
             self._reader.join(timeout=5)
             self.proc.stdout.close()
         self.proc = None
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash or the OOM killer would: no shutdown code runs."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+        self.stop()
 
     def wait_for_line(self, text: str, since: int = 0, timeout: float = 15.0) -> list[str]:
         """The output lines from `since` up to the first one containing `text`, once that line is printed."""

@@ -1,0 +1,51 @@
+"""The event history keeps a keyed event once: a watch's result, end and delivery, emitted again after a crash
+(or by a second worker), neither add a row nor tell the open tabs twice. Events without a key all stay."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from channels.layers import get_channel_layer
+
+from a2aconsole.core.events import RESULT, STATE, Event, task_group, watch_event_key
+from a2aconsole.web.broadcast import ChannelsBroadcast
+from a2aconsole.web.models import TaskEvent
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+AT = datetime(2026, 12, 3, 7, 0, tzinfo=UTC)
+
+
+def event(kind: str, text: str, key: str = "") -> Event:
+    return Event(kind, "/ws", "bot", "task-1", AT, target="console", state="completed", text=text, key=key)
+
+
+async def test_a_keyed_event_is_stored_and_broadcast_once() -> None:
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(task_group("bot", "task-1"), channel)
+    sink = ChannelsBroadcast()
+    key = watch_event_key("/ws", "w1", RESULT)
+
+    await sink.emit(event(RESULT, "the result", key))
+    await sink.emit(event(RESULT, "the result, emitted again", key))
+    await sink.emit(event(STATE, "a plain event"))
+    await sink.emit(event(STATE, "a plain event"))
+
+    rows = [(e.kind, e.text, e.key) async for e in TaskEvent.objects.order_by("id")]
+    assert rows == [
+        (RESULT, "the result", key),
+        (STATE, "a plain event", ""),
+        (STATE, "a plain event", ""),
+    ]
+    # FIFO: the second message the task's group got is the first plain event, not the result again
+    got = [(await layer.receive(channel))["event"] for _ in range(2)]
+    assert [(m["kind"], m["text"]) for m in got] == [(RESULT, "the result"), (STATE, "a plain event")]
+
+
+async def test_the_same_watch_in_another_workspace_has_its_own_key() -> None:
+    assert watch_event_key("/a", "w1", RESULT) != watch_event_key("/b", "w1", RESULT)
+    assert watch_event_key("/a", "w1", RESULT) != watch_event_key("/a", "w1", "watch.ended")
+    assert watch_event_key("/a", "w1", RESULT) == watch_event_key("/a", "w1", RESULT)
+    assert len(watch_event_key("/a" * 500, "w" * 500, "watch.ended")) <= TaskEvent._meta.get_field("key").max_length
