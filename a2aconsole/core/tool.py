@@ -258,10 +258,13 @@ class A2ATool:
         if entry.key and card.capabilities.extended_agent_card:
             try:
                 conn = await self.remote.connect(entry, card)
-                card = await asyncio.wait_for(conn.extended_card(), self.remote.card_timeout)
+                async with asyncio.timeout(self.remote.card_timeout):  # not wait_for: see Connection._bounded
+                    card = await conn.extended_card()
                 info["extendedCard"] = True
-            except (RemoteError, TimeoutError) as e:
-                info["note"] = f"extended card not available: {e or 'timed out'}"
+            except RemoteError as e:
+                info["note"] = f"extended card not available: {e}"
+            except TimeoutError:  # its text is empty
+                info["note"] = f"extended card not available: timed out after {self.remote.card_timeout:g} s"
         info["description"] = entry.description or card.description
         info["cardName"] = card.name
         info["skills"] = [
