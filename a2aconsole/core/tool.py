@@ -52,6 +52,7 @@ from .workspace import Workspace
 log = logging.getLogger(__name__)
 
 ACTIONS = ("agents", "send", "status", "cancel")
+CLIENT_OFF = "the A2A client is off (A2AClient__Enabled=false): nothing was sent; ask the owner to turn it on"
 HOPS_KEY = "volcanic.hops"
 _POLL_FIRST = 0.5
 _POLL_MAX = 2.0
@@ -205,8 +206,8 @@ class A2ATool:
         try:
             if action not in ACTIONS:
                 return _err(f"unknown action {action!r}: use one of {', '.join(ACTIONS)}")
-            if not self.settings.enabled:
-                return _err("the A2A client is off (A2AClient__Enabled=false); ask the owner to turn it on")
+            if not self.settings.enabled and action != "agents":  # off: nothing is sent; cards can still be read
+                return _err(CLIENT_OFF)
             workspace = self.workspace_for(target)
             if workspace is None:
                 return _err(f"unknown chat target {target!r}: it has no workspace")

@@ -62,7 +62,7 @@ async def wake_worker(message: dict[str, Any]) -> None:
     A wake-up about a workspace goes to the channel of the worker holding its lease when the lease store names
     it (Redis), else to the shared channel, where any worker may take it (and hands it to the holder)."""
     layer = get_channel_layer()
-    if layer is None:
+    if layer is None or not settings.A2A_CLIENT.enabled:  # off: no worker runs to take it
         return
     try:
         channel = WORKER_CHANNEL
