@@ -60,14 +60,16 @@ def _audit(request: HttpRequest, action: str, subject: str, detail: str) -> None
     audit.record(request, action, subject, detail=detail)
 
 
-def agent_list(request: HttpRequest) -> HttpResponse:
+def list_state() -> dict[str, Any]:
+    """The agents list as agents.json says now (the page, and its live fragment when the file changes)."""
     ws = scope.console_workspace()
     af = ws.read_agents()
-    return render(
-        request,
-        "web/agents/list.html",
-        {"nav": "agents", "title": "Agents", "af": af, "agents": [_entry_view(e) for e in af.entries], "ws": ws},
-    )
+    return {"af": af, "agents": [_entry_view(e) for e in af.entries], "ws": ws}
+
+
+def agent_list(request: HttpRequest) -> HttpResponse:
+    ctx = {"nav": "agents", "title": "Agents", "ws_url": "/ws/console/agents/", **list_state()}
+    return render(request, "web/agents/list.html", ctx)
 
 
 def _broken(af: AgentsFile) -> str | None:
