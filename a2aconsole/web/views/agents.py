@@ -440,11 +440,9 @@ def _card_meta(card: dict[str, Any]) -> dict[str, Any]:
 async def _describe_one(entry: Any, target: str) -> dict[str, Any]:
     """The tool's description of this one agent. The tool's `agents` action fetches every card and waits
     for the slowest, so one dead agent would slow every agent page; the tool's own per-agent step is used
-    when the client is on, and the whole action (with its errors) otherwise."""
+    (cards are read with the client off too), and the whole action (with its errors) without a runtime."""
     try:
-        tool = scope.tool()
-        if tool.settings.enabled:
-            return {"agents": [await tool._describe(entry)]}
+        return {"agents": [await scope.tool()._describe(entry)]}
     except Exception:  # no runtime: the action below says why in the owner's words
         pass
     return await scope.run_tool("agents", {"agent": entry.name}, target)
