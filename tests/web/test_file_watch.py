@@ -18,7 +18,7 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.events import WATCH_ARMED
+from a2aconsole.core.events import WATCH_ARMED, Event
 from a2aconsole.core.pending import WatchRecord, dump_pending
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.runtime import RESCAN_SECONDS, Runtime
@@ -38,10 +38,22 @@ def clock() -> SignalClock:
     return SignalClock()
 
 
+class TimedSink(WaitableSink):
+    """Events with the wall-clock time each arrived (the runtime's clock is fake)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrived: list[float] = []
+
+    async def emit(self, event: Event) -> None:
+        self.arrived.append(time.time())
+        await super().emit(event)
+
+
 @pytest.fixture
 async def worker(ws: Workspace, clock: SignalClock) -> AsyncIterator[Runtime]:
     """The worker in this loop, running `ws` (the console's workspace), its file watch set up."""
-    async with fresh_runtime(client_settings=ClientSettings(), clock=clock, events=WaitableSink()) as rt:
+    async with fresh_runtime(client_settings=ClientSettings(), clock=clock, events=TimedSink()) as rt:
         await rt.start_registry([ws])
         assert rt.files is not None and rt.files.folders == [ws.a2a_dir]
         await asyncio.wait_for(rt.files.ready.wait(), NOTICED)
@@ -110,7 +122,10 @@ async def test_a_watch_written_by_the_cli_is_followed_within_a_second(
     [rec] = ws.read_pending().records
     assert rec.task_id == result["taskId"]
     await armed(worker, rec.watch_id)
-    took = time.time() - written
+    sink = worker.events
+    assert isinstance(sink, TimedSink)
+    [when] = [at for at, e in zip(sink.arrived, sink.events, strict=True) if e.kind == WATCH_ARMED]
+    took = when - written
     print(f"followed {took * 1000:.0f} ms after the CLI wrote it")
     assert took < 2.0, f"the worker followed the CLI's watch {took:.2f} s after it was written"
     assert worker.registry is not None and worker.registry.snapshot()[0]["taskId"] == result["taskId"]
