@@ -41,6 +41,7 @@ from a2a.types import (
     SubscribeToTaskRequest,
     Task,
     TaskPushNotificationConfig,
+    TaskState,
 )
 from a2a.utils.errors import (
     A2AError,
@@ -222,9 +223,30 @@ def translate(exc: BaseException, agent: str, action: str) -> RemoteError:
     return RemoteError("protocol", f'agent "{agent}": {action} failed: {type(exc).__name__}: {_short(exc)}')
 
 
+_STATE_ENUM = re.compile(r"\bTASK_STATE_[A-Z_]+\b")
+_STATE_NUMBER = re.compile(r"\b(state\s*[(:]\s*)(\d{1,2})\b", re.IGNORECASE)
+
+
+def _state_word(value: str | int) -> str | None:
+    """The spec's name of a TaskState given as its enum name or number (`completed`), or None."""
+    try:
+        name = TaskState.Name(int(value)) if isinstance(value, int) or value.isdigit() else value
+    except ValueError:
+        return None
+    return name.removeprefix("TASK_STATE_").lower().replace("_", "-")
+
+
+def name_states(text: str) -> str:
+    """An SDK's error text with task states named as the spec does: `terminal state (3)` (@a2a-js/sdk) and
+    `terminal state: TASK_STATE_COMPLETED` (a2a-sdk) both say `completed`."""
+    text = _STATE_ENUM.sub(lambda m: _state_word(m.group(0)) or m.group(0), text)
+    return _STATE_NUMBER.sub(lambda m: m.group(1) + (_state_word(m.group(2)) or m.group(2)), text)
+
+
 def _short(x: object, limit: int = 300) -> str:
-    """A one-line excerpt of an error text, URLs masked (SDK errors quote the card URL, key and all)."""
-    s = mask_urls(" ".join(str(x).split()))
+    """A one-line excerpt of an error text, URLs masked (SDK errors quote the card URL, key and all), states
+    named (SDKs print their enum's numbers)."""
+    s = name_states(mask_urls(" ".join(str(x).split())))
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 

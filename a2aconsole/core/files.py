@@ -65,7 +65,39 @@ def write_locked(path: Path, data: bytes) -> None:
     for stale in path.parent.glob(f".{path.name}.*.tmp"):
         with contextlib.suppress(FileNotFoundError):
             stale.unlink()
+    key = path.absolute()
+    if path.exists() and not written_here(path):
+        _unseen.add(key)  # another process wrote it since our last write: its change is in what we write now
     atomic_write(path, data)
+    with contextlib.suppress(OSError):
+        _written[key] = _signature(os.stat(path))
+
+
+# The workspace files this process last wrote, by what the file system says of them (inode, mtime, size): a file
+# watcher tells this process's own writes from another process's (`written_here`) without reading the file. A
+# write made over another process's change (read, changed, written back under the lock) carries that change:
+# such a file stays "unseen" until the watcher has reported it (`mark_seen`), so the change is never skipped.
+_written: dict[Path, tuple[int, int, int]] = {}
+_unseen: set[Path] = set()
+
+
+def _signature(st: os.stat_result) -> tuple[int, int, int]:
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def written_here(path: Path) -> bool:
+    """True when `path` is as this process's last `write_locked` of it left it, and holds no other process's
+    change that was not reported yet."""
+    key = path.absolute()
+    try:
+        return key not in _unseen and _written.get(key) == _signature(os.stat(path))
+    except OSError:
+        return False
+
+
+def mark_seen(path: Path) -> None:
+    """A file watcher reported `path` as changed (whoever wrote it): what it holds now is known."""
+    _unseen.discard(path.absolute())
 
 
 def fsync_dir(folder: Path) -> None:

@@ -52,6 +52,7 @@ from .workspace import Workspace
 log = logging.getLogger(__name__)
 
 ACTIONS = ("agents", "send", "status", "cancel")
+CLIENT_OFF = "the A2A client is off (A2AClient__Enabled=false): nothing was sent; ask the owner to turn it on"
 HOPS_KEY = "volcanic.hops"
 _POLL_FIRST = 0.5
 _POLL_MAX = 2.0
@@ -205,8 +206,8 @@ class A2ATool:
         try:
             if action not in ACTIONS:
                 return _err(f"unknown action {action!r}: use one of {', '.join(ACTIONS)}")
-            if not self.settings.enabled:
-                return _err("the A2A client is off (A2AClient__Enabled=false); ask the owner to turn it on")
+            if not self.settings.enabled and action != "agents":  # off: nothing is sent; cards can still be read
+                return _err(CLIENT_OFF)
             workspace = self.workspace_for(target)
             if workspace is None:
                 return _err(f"unknown chat target {target!r}: it has no workspace")
@@ -258,10 +259,13 @@ class A2ATool:
         if entry.key and card.capabilities.extended_agent_card:
             try:
                 conn = await self.remote.connect(entry, card)
-                card = await asyncio.wait_for(conn.extended_card(), self.remote.card_timeout)
+                async with asyncio.timeout(self.remote.card_timeout):  # not wait_for: see Connection._bounded
+                    card = await conn.extended_card()
                 info["extendedCard"] = True
-            except (RemoteError, TimeoutError) as e:
-                info["note"] = f"extended card not available: {e or 'timed out'}"
+            except RemoteError as e:
+                info["note"] = f"extended card not available: {e}"
+            except TimeoutError:  # its text is empty
+                info["note"] = f"extended card not available: timed out after {self.remote.card_timeout:g} s"
         info["description"] = entry.description or card.description
         info["cardName"] = card.name
         info["skills"] = [

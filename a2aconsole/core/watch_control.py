@@ -21,7 +21,8 @@ class WatchControl(Protocol):
         ...
 
     async def stop_watching(self, workspace: Workspace, target: str, agent: str, task_id: str) -> WatchRecord | None:
-        """End the watch of (target, agent, task): out of the map AND `pending.json`; the removed record or None."""
+        """End the watch of (target, agent, task): out of the map AND `pending.json` (`take_watches` says what
+        goes); the removed record or None."""
         ...
 
     async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
@@ -34,6 +35,19 @@ def same_watch(r: WatchRecord, target: str, agent: str, task_id: str) -> bool:
     return r.target == target and r.agent == agent and r.task_id == task_id
 
 
+def take_watches(records: list[WatchRecord], target: str, agent: str, task_id: str) -> list[WatchRecord]:
+    """What stopping the watch of (target, agent, task) takes out of `pending.json`'s records, in file order.
+
+    Every active watch of that chat on that task goes, duplicates included (a CLI may have written a second
+    one before a worker saw the first). A kept result of that task (`undelivered`) stays: it is already
+    the outcome, and a cancel or status must not lose it; it is delivered as usual.
+    """
+    taken = [r for r in records if r.undelivered is None and same_watch(r, target, agent, task_id)]
+    for r in taken:
+        records.remove(r)
+    return taken
+
+
 class PendingFileWatches:
     """Watches as records in `pending.json` only, for processes without a registry (the CLI).
 
@@ -44,11 +58,10 @@ class PendingFileWatches:
         return None
 
     async def stop_watching(self, workspace: Workspace, target: str, agent: str, task_id: str) -> WatchRecord | None:
+        """`take_watches` under the workspace lock; the first record taken, or None."""
         async with workspace.pending_tx() as tx:
-            found = [r for r in tx.records if same_watch(r, target, agent, task_id)]
-            for r in found:
-                tx.records.remove(r)
-        return found[0] if found else None
+            taken = take_watches(tx.records, target, agent, task_id)
+        return taken[0] if taken else None
 
     async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
         async with workspace.pending_tx() as tx:

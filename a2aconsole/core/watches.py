@@ -49,6 +49,7 @@ from .push import PUSH_REMOVAL_TIMEOUT, push_task_id, remove_push_config, token_
 from .results import has_files, is_interrupted, outcome_event, result_text, state_name, task_outcome
 from .scrubber import Scrubbers
 from .sources import MAX_CONCURRENT_CHECKS, Following, WatchEnd, WatchGone, WatchState
+from .watch_control import take_watches
 from .workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -158,29 +159,21 @@ class WatchRegistry(Following):
         await self._arm(ws, record)
 
     async def stop_watching(self, workspace: Workspace, target: str, agent: str, task_id: str) -> WatchRecord | None:
-        """End the watch of (target, agent, task): it leaves the map and the file; its outcome is not delivered."""
+        """End the watch of (target, agent, task): it leaves the map and the file; its outcome is not delivered.
+        What goes is `take_watches`'s rule, shared with the file-only control; the first record taken, or None."""
         ws = self._intern(workspace)
         async with ws.pending_tx() as tx:
-            rec = next(
-                (
-                    r
-                    for r in tx.records
-                    if r.undelivered is None and r.target == target and r.agent == agent and r.task_id == task_id
-                ),
-                None,
-            )
-            if rec is not None:
-                tx.remove(rec.watch_id)
-            w = self._drop(rec.watch_id) if rec is not None else None
-        if w is None:
-            w = self._drop(self._by_task.get((ws.root, target, agent, task_id), ""))
-        if w is not None and w.runner is not None:
-            w.runner.cancel()
-        if rec is not None:
+            taken = take_watches(tx.records, target, agent, task_id)
+            stopped = [self._drop(r.watch_id) for r in taken]
+        stopped.append(self._drop(self._by_task.get((ws.root, target, agent, task_id), "")))
+        for w in stopped:
+            if w is not None and w.runner is not None:
+                w.runner.cancel()
+        for rec in taken:
             # The push config stays here: a cancel that fails re-arms this very watch (same id and token);
             # the tool removes it once the watch has ended for good (cancel done, task settled).
             await self._emit(self._event(WATCH_ENDED, ws, rec, data={"reason": "stopped", "watchId": rec.watch_id}))
-        return rec
+        return taken[0] if taken else None
 
     # push
 

@@ -7,6 +7,7 @@ Web processes of a scale-out start together against one database; `start_lock` s
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from django.db import connections
 
 from a2aconsole.core.files import lock_for
 from a2aconsole.web.models import ChatTarget
+
+log = logging.getLogger(__name__)
 
 CONSOLE_TARGET_ID = "console"
 START_LOCK_KEY = 0x6132_6163_6F6E  # "a2acon": the PostgreSQL advisory lock of start-up work
@@ -51,9 +54,16 @@ def ensure_workspace_dir() -> Path:
 
 
 def ensure_console_target() -> ChatTarget:
-    """The default chat target `console` (web inbox over settings.WORKSPACE_DIR). An existing row is kept as is."""
-    target, _ = ChatTarget.objects.get_or_create(
-        id=CONSOLE_TARGET_ID,
-        defaults={"name": "Console", "workspace": str(settings.WORKSPACE_DIR), "backend": "web"},
+    """The default chat target `console`, a web inbox over settings.WORKSPACE_DIR.
+
+    The setting (`A2ACONSOLE_WORKSPACE`) is the one source of truth of its workspace: a row left by an earlier
+    start with another folder is brought in line (its name and the rest are the owner's, and stay)."""
+    workspace = str(settings.WORKSPACE_DIR)
+    target, created = ChatTarget.objects.get_or_create(
+        id=CONSOLE_TARGET_ID, defaults={"name": "Console", "workspace": workspace, "backend": "web"}
     )
+    if not created and target.workspace != workspace:
+        log.info("chat target %s: workspace %s -> %s (A2ACONSOLE_WORKSPACE)", target.id, target.workspace, workspace)
+        target.workspace = workspace
+        target.save(update_fields=["workspace"])
     return target

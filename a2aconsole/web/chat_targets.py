@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from django import forms
+from django.conf import settings
 
 from a2aconsole.core.agents import is_http_url, mask_url
 from a2aconsole.web.backends.webhook import new_secret
@@ -21,6 +22,11 @@ from a2aconsole.web.models import ChatTarget, target_id_validator
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
 CHAT_ID = re.compile(r"^(-?\d{1,20}|@[A-Za-z][A-Za-z0-9_]{3,63})$")
+CONSOLE_TARGET_ID = "console"
+CONSOLE_WORKSPACE_HELP = (
+    "The console's own workspace comes from A2ACONSOLE_WORKSPACE, applied at every start: to move it, set the "
+    "variable and restart."
+)
 
 
 class TargetForm(forms.Form):
@@ -72,6 +78,10 @@ class TargetForm(forms.Form):
             self.fields["id"].required = False
             self.fields["id"].disabled = True
             self.fields["id"].initial = instance.id
+            if instance.id == CONSOLE_TARGET_ID:  # the setting governs it at every start: not editable here
+                ws = self.fields["workspace"]
+                ws.disabled, ws.required, ws.initial = True, False, str(settings.WORKSPACE_DIR)
+                ws.help_text = CONSOLE_WORKSPACE_HELP
         else:
             del self.fields["new_secret"]
 
@@ -86,6 +96,8 @@ class TargetForm(forms.Form):
         return target_id
 
     def clean_workspace(self) -> str:
+        if self.fields["workspace"].disabled:
+            return str(settings.WORKSPACE_DIR)
         path = Path(self.cleaned_data["workspace"].strip())
         if not path.is_absolute():
             raise forms.ValidationError("Enter an absolute path, e.g. /srv/a2aconsole/workspace.")
@@ -113,25 +125,25 @@ class TargetForm(forms.Form):
         d = self.cleaned_data
         target = self.instance or ChatTarget(id=d["id"])
         old = dict(target.backend_settings or {})
-        settings: dict[str, Any] = {}
+        chosen: dict[str, Any] = {}
         secret = None
         if d["backend"] == "telegram":
             chat_id = d["chat_id"].strip()
-            settings["chat_id"] = int(chat_id) if chat_id.lstrip("-").isdigit() else chat_id
+            chosen["chat_id"] = int(chat_id) if chat_id.lstrip("-").isdigit() else chat_id
             if d.get("token_env", "").strip():
-                settings["token_env"] = d["token_env"].strip()
+                chosen["token_env"] = d["token_env"].strip()
         elif d["backend"] == "webhook":
             url = d["url"].strip()
             if old.get("url") and url == mask_url(old["url"]):  # the masked URL came back: keep the stored one
                 url = old["url"]
-            settings["url"] = url
-            settings["secret"] = old.get("secret") or ""
-            if not settings["secret"] or d.get("new_secret"):
-                settings["secret"] = secret = new_secret()
+            chosen["url"] = url
+            chosen["secret"] = old.get("secret") or ""
+            if not chosen["secret"] or d.get("new_secret"):
+                chosen["secret"] = secret = new_secret()
         target.name = d["name"].strip()
         target.workspace = d["workspace"]
         target.backend = d["backend"]
-        target.backend_settings = settings
+        target.backend_settings = chosen
         target.enabled = bool(d.get("enabled"))
         target.save()
         return target, secret

@@ -22,7 +22,7 @@ from a2aconsole.web.metrics import WEBSOCKET_CLIENTS
 
 log = logging.getLogger(__name__)
 
-PAGES = ("dashboard", "watches", "chat", "inbox", "task")
+PAGES = ("dashboard", "watches", "chat", "inbox", "task", "agents")
 
 
 class ConsoleConsumer(AsyncWebsocketConsumer):
@@ -76,7 +76,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
 
     def _groups(self) -> list[str] | None:
         p = self.params
-        if self.page in ("dashboard", "watches"):
+        if self.page in ("dashboard", "watches", "agents"):
             return [ALL_GROUP]
         if self.page in ("chat", "inbox") and p.get("target"):
             return [target_group(p["target"])]
@@ -121,6 +121,10 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
             return render_to_string(
                 "web/watches.html#watch-table", {**watches.table(p.get("q", ""), self.live), "oob": True}
             )
+        if self.page == "agents":  # agents.json changed (by hand, another tab, the CLI): the list as it is now
+            from a2aconsole.web.views.agents import list_state
+
+            return render_to_string("web/agents/list.html#agent-list", {**list_state(), "oob": True})
         if self.page == "dashboard":
             ctx = {**dashboard.state(), "target": scope.console_target(), "oob": True}
             return "".join(

@@ -4,7 +4,10 @@ One runtime per running event loop: the httpx client and the asyncio locks belon
 them, so daphne's loop, a `runworker` loop and each test's loop get their own runtime (tests end theirs
 with `close_runtime()`). The runtime that runs the watch worker holds the `WatchRegistry`; a web process
 without it (scale-out) writes watch records to the files and sends the worker a wake-up message over the
-channel layer, which is at-most-once: the worker acts on the files and also rescans them every minute.
+channel layer, which is at-most-once: the worker acts on the files, and it watches them (`core.file_watch`,
+inotify): a change another process makes (`manage.py a2a send`, a hand edit of `agents.json` or
+`pending.json`) is followed within a fraction of a second, and a changed `agents.json` refreshes the open
+pages. It also rescans every minute, for what a notification missed (file systems without them).
 
 A worker runs only the workspaces whose lease it holds (`core.lease`): a second worker (or a second
 embedded `serve`) skips a workspace another process runs and hands its writes to the channel. With file leases
@@ -34,7 +37,8 @@ from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.clock import Clock, SystemClock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.delivery import ResultDelivery
-from a2aconsole.core.events import EventSink
+from a2aconsole.core.events import ALL_GROUP, EventSink
+from a2aconsole.core.file_watch import WorkspaceFileWatch
 from a2aconsole.core.lease import HEARTBEAT, RedisLeaseStore, WorkerLeases
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.tool import A2ATool
@@ -62,7 +66,7 @@ async def wake_worker(message: dict[str, Any]) -> None:
     A wake-up about a workspace goes to the channel of the worker holding its lease when the lease store names
     it (Redis), else to the shared channel, where any worker may take it (and hands it to the holder)."""
     layer = get_channel_layer()
-    if layer is None:
+    if layer is None or not settings.A2A_CLIENT.enabled:  # off: no worker runs to take it
         return
     try:
         channel = WORKER_CHANNEL
@@ -127,6 +131,7 @@ class Runtime:
     tool: A2ATool
     registry: WatchRegistry | None = None
     leases: WorkerLeases = field(default_factory=WorkerLeases)
+    files: WorkspaceFileWatch | None = None  # the worker's watch of agents.json / pending.json (inotify)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     _known: list[Workspace] = field(default_factory=list)  # the workspaces to run, as of the last rescan
 
@@ -156,6 +161,8 @@ class Runtime:
             self.tool.watches = LeasedWatches(self.registry, self.leases)
             self._known = list(workspaces)
             await self.registry.start(await self.leases.acquire_all(workspaces))
+            self.files = WorkspaceFileWatch(self.files_changed)
+            await self.files.watch(self._known)
             self._spawn(self._rescan_forever())
             if self.leases.expires:
                 self._spawn(self._keep_leases_forever())
@@ -211,8 +218,19 @@ class Runtime:
             try:
                 self._known = await database_sync_to_async(enabled_workspaces)()
                 await self.rescan(self._known)
+                if self.files is not None:  # new chat targets' folders watched too (and a failed watch retried)
+                    await self.files.watch(self._known)
             except Exception:
                 log.exception("rescanning the watch files failed; trying again in a minute")
+
+    async def files_changed(self, workspace: Workspace, names: frozenset[str]) -> None:
+        """Another process (the CLI, a hand edit) changed a workspace's files: follow them now, not at the
+        minute's rescan; a changed agents.json also refreshes the open pages (they re-read the file)."""
+        await self.rescan([workspace])
+        if "agents.json" in names:
+            from a2aconsole.web.broadcast import notify
+
+            await notify([ALL_GROUP], {"kind": "agents.changed", "workspace": str(workspace.root)})
 
     async def rescan(self, workspaces: list[Workspace]) -> None:
         """Rescan the workspaces this worker holds (or now gets) the lease of; skip the others."""
@@ -224,6 +242,8 @@ class Runtime:
 
     async def aclose(self) -> None:
         """Stop the registry (records stay), give the leases back and close the shared client."""
+        if self.files is not None:
+            await self.files.stop()
         if self.registry is not None:
             await self.registry.stop()
         await self.leases.aclose()

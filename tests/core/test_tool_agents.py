@@ -120,3 +120,15 @@ async def test_unknown_action_and_target(http, workspace: Workspace) -> None:
     tool = make_tool(http, workspace)
     assert "unknown action" in (await tool.run("list", {}, TARGET))["error"]
     assert "unknown chat target" in (await tool.run("agents", {}, "nobody"))["error"]
+
+
+async def test_agents_extended_card_timeout_says_timed_out(http, workspace: Workspace, make_agent) -> None:
+    """An extended card that never comes within the card timeout: the public card is listed, and the note
+    says it timed out (a TimeoutError's text is empty)."""
+    agent = make_agent(key="k-ext-slow-123", extended=True)
+    agent.extended_card_gate = "late"  # held until the agent stops
+    write_agents(workspace, entry("slow", agent, key="k-ext-slow-123"))
+    (slow,) = (await make_tool(http, workspace, card_timeout_seconds=0.3).run("agents", {}, TARGET))["agents"]
+    assert slow["note"] == "extended card not available: timed out after 0.3 s"
+    assert "extendedCard" not in slow and "secret" not in [s["id"] for s in slow["skills"]]
+    assert "GetExtendedAgentCard" in agent.methods

@@ -91,6 +91,17 @@ async def test_send_answer_with_task_id_continues_task(http, workspace: Workspac
     assert sdk_echo.received[1].task_id == question["taskId"]
 
 
+async def test_send_to_completed_task_names_its_state(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
+    """Answering a task that has completed: the agent's refusal names the state (`completed`), never the SDK's
+    enum number (@a2a-js/sdk says "terminal state (3)") nor its constant (a2a-sdk says TASK_STATE_COMPLETED)."""
+    tool = make_tool(http, workspace)
+    done = await tool.run("send", {"agent": "echo", "message": "hello first"}, TARGET)
+    assert done["state"] == "completed"
+    again = await tool.run("send", {"agent": "echo", "message": "one more", "taskId": done["taskId"]}, TARGET)
+    assert "completed" in again["error"], again
+    assert "(3)" not in again["error"] and "TASK_STATE" not in again["error"]
+
+
 async def test_send_after_auth_required_continues_task(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
     """The JS SDK's immediate reply to the follow-up is the auth-required task as it was: not the outcome."""
     tool = make_tool(http, workspace)

@@ -255,6 +255,8 @@ class _KeyMiddleware:
                 await asyncio.sleep(self.agent.card_delay)
             if scope["method"] == "POST":
                 receive = await self._record_method(receive)
+                if self.agent.extended_card_gate and self.agent.methods[-1] == "GetExtendedAgentCard":
+                    await self.agent.gate(self.agent.extended_card_gate).wait()
                 if self.agent.options.drop_streams and self.agent.methods[-1] == "SubscribeToTask":
                     await send(
                         {
@@ -345,6 +347,7 @@ class TestAgent:
         self.received: list[Received] = []
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         self.card_delay = 0.0
+        self.extended_card_gate: str | None = None  # GetExtendedAgentCard waits for `release(<gate>)`
         self.methods: list[str] = []  # the JSON-RPC method of every POST, in order (SendMessage, GetTask, ...)
         self.busy: set[str] = set()  # contexts with a running `hold` task
         self.finished: list[str] = []  # ids of `hold` tasks that completed (a test can wait for one)

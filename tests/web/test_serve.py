@@ -13,14 +13,18 @@ from a2aconsole.web.models import ChatTarget
 
 
 @pytest.mark.django_db
-def test_console_target_is_ensured_once_and_kept(settings: object, tmp_path: Path) -> None:
+def test_console_target_is_ensured_once_and_follows_the_workspace_setting(settings: object, tmp_path: Path) -> None:
     settings.WORKSPACE_DIR = tmp_path / "ws"  # type: ignore[attr-defined]
     assert bootstrap.ensure_workspace_dir().is_dir()
     target = bootstrap.ensure_console_target()
     assert (target.id, target.backend, target.workspace) == ("console", "web", str(tmp_path / "ws"))
     ChatTarget.objects.filter(id="console").update(name="Mine", workspace="/elsewhere")
     again = bootstrap.ensure_console_target()
-    assert (again.name, again.workspace) == ("Mine", "/elsewhere")  # the owner's changes are not undone
+    assert again.name == "Mine"  # the owner's name stays
+    assert again.workspace == str(tmp_path / "ws")  # A2ACONSOLE_WORKSPACE governs the folder at every start
+    settings.WORKSPACE_DIR = tmp_path / "moved"  # type: ignore[attr-defined]  # a start with another value
+    assert bootstrap.ensure_console_target().workspace == str(tmp_path / "moved")
+    assert ChatTarget.objects.get(id="console").workspace == str(tmp_path / "moved")
     assert ChatTarget.objects.count() == 1
 
 

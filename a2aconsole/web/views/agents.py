@@ -60,14 +60,16 @@ def _audit(request: HttpRequest, action: str, subject: str, detail: str) -> None
     audit.record(request, action, subject, detail=detail)
 
 
-def agent_list(request: HttpRequest) -> HttpResponse:
+def list_state() -> dict[str, Any]:
+    """The agents list as agents.json says now (the page, and its live fragment when the file changes)."""
     ws = scope.console_workspace()
     af = ws.read_agents()
-    return render(
-        request,
-        "web/agents/list.html",
-        {"nav": "agents", "title": "Agents", "af": af, "agents": [_entry_view(e) for e in af.entries], "ws": ws},
-    )
+    return {"af": af, "agents": [_entry_view(e) for e in af.entries], "ws": ws}
+
+
+def agent_list(request: HttpRequest) -> HttpResponse:
+    ctx = {"nav": "agents", "title": "Agents", "ws_url": "/ws/console/agents/", **list_state()}
+    return render(request, "web/agents/list.html", ctx)
 
 
 def _broken(af: AgentsFile) -> str | None:
@@ -438,11 +440,9 @@ def _card_meta(card: dict[str, Any]) -> dict[str, Any]:
 async def _describe_one(entry: Any, target: str) -> dict[str, Any]:
     """The tool's description of this one agent. The tool's `agents` action fetches every card and waits
     for the slowest, so one dead agent would slow every agent page; the tool's own per-agent step is used
-    when the client is on, and the whole action (with its errors) otherwise."""
+    (cards are read with the client off too), and the whole action (with its errors) without a runtime."""
     try:
-        tool = scope.tool()
-        if tool.settings.enabled:
-            return {"agents": [await tool._describe(entry)]}
+        return {"agents": [await scope.tool()._describe(entry)]}
     except Exception:  # no runtime: the action below says why in the owner's words
         pass
     return await scope.run_tool("agents", {"agent": entry.name}, target)

@@ -18,6 +18,7 @@ from django.urls import reverse
 
 from a2aconsole.core.files import atomic_write
 from a2aconsole.core.results import safe_file_name
+from a2aconsole.core.tool import CLIENT_OFF
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web import history
 from a2aconsole.web.forms import SendForm
@@ -84,7 +85,10 @@ async def send(request: HttpRequest, target: str) -> HttpResponse:
     form = SendForm(request.POST, request.FILES, agents=names)
     reply: dict[str, Any] | None = None
     status = 200
-    if await sync_to_async(form.is_valid)():
+    valid = await sync_to_async(form.is_valid)()
+    if valid and not scope.tool().settings.enabled:
+        reply, status = {"error": CLIENT_OFF}, 422  # off: the uploads are not even saved
+    elif valid:
         d = form.cleaned_data
         files = [await sync_to_async(save_upload)(ws, f) for f in d.get("files") or []]
         args: dict[str, Any] = {"agent": d["agent"]}

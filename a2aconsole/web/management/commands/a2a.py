@@ -25,17 +25,19 @@ CONSOLE_TARGET = "console"
 
 
 def target_setup(target: str) -> tuple[Workspace | None, int]:
-    """The target's workspace and inbound hops: its ChatTarget row, else `console` = settings.WORKSPACE_DIR."""
+    """The target's workspace and inbound hops: its ChatTarget row; the `console` target's workspace is always
+    settings.WORKSPACE_DIR (`A2ACONSOLE_WORKSPACE`), whatever its row says."""
     try:
         from a2aconsole.web.models import ChatTarget
 
         row = ChatTarget.objects.filter(id=target).first()
     except DatabaseError:  # no database yet (not migrated): only the console target is known
         row = None
-    if row is not None:
-        return Workspace(row.workspace), int(row.inbound_hops)
+    hops = int(row.inbound_hops) if row is not None else 0
     if target == CONSOLE_TARGET:
-        return Workspace(settings.WORKSPACE_DIR), 0
+        return Workspace(settings.WORKSPACE_DIR), hops
+    if row is not None:
+        return Workspace(row.workspace), hops
     return None, 0
 
 

@@ -1,0 +1,82 @@
+"""The workspace file watch on its own: real folders, real writes, inotify; waits are bounded, never sleeps."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from a2aconsole.core.file_watch import WorkspaceFileWatch
+from a2aconsole.core.files import mark_seen, written_here
+from a2aconsole.core.pending import WatchRecord, dump_pending
+from a2aconsole.core.workspace import Workspace
+from tests.support.watching import Signal
+
+BOUND = 5.0
+
+
+class Calls:
+    """What the watch reported, awaitable."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[Workspace, frozenset[str]]] = []
+        self.signal = Signal()
+
+    async def __call__(self, ws: Workspace, names: frozenset[str]) -> None:
+        self.seen.append((ws, names))
+        self.signal.poke()
+
+    async def until(self, ws: Workspace, name: str) -> None:
+        await self.signal.until(lambda: any(w == ws and name in n for w, n in self.seen), BOUND, f"{name} in {ws}")
+
+
+async def test_other_writers_are_reported_and_this_process_own_pending_writes_are_not(tmp_path) -> None:
+    one, two = Workspace(tmp_path / "one"), Workspace(tmp_path / "two")
+    one.root.mkdir()
+    two.root.mkdir()
+    calls = Calls()
+    watch = WorkspaceFileWatch(calls)
+    await watch.watch([one, Workspace(tmp_path / "missing")])  # a folder that is not there is skipped
+    assert watch.folders == [one.a2a_dir] and one.a2a_dir.is_dir()
+    await asyncio.wait_for(watch.ready.wait(), BOUND)
+
+    async with one.pending_tx() as tx:  # this process's own write (the registry's, the tool's): not reported
+        tx.records.append(WatchRecord("w1", "console", "bot", "t1"))
+    one.agents_path.write_text(json.dumps([{"name": "bot", "url": "http://127.0.0.1:9/"}]), encoding="utf-8")
+    await calls.until(one, "agents.json")
+    assert all("pending.json" not in names for _, names in calls.seen)
+    (one.a2a_dir / "notes.txt").write_text("not ours")  # other files in the folder are not reported
+    one.pending_path.write_text("[]", encoding="utf-8")  # by hand
+    await calls.until(one, "pending.json")
+    assert all(names <= {"agents.json", "pending.json"} for _, names in calls.seen)
+
+    await watch.watch([one, two])  # a new chat target's workspace: watched from now on
+    await asyncio.wait_for(watch.ready.wait(), BOUND)
+    assert set(watch.folders) == {one.a2a_dir, two.a2a_dir}
+    two.pending_path.write_text("[]", encoding="utf-8")
+    await calls.until(two, "pending.json")
+
+    await watch.stop()
+    await watch.stop()  # idempotent
+    seen = len(calls.seen)
+    one.pending_path.write_text("[ ]", encoding="utf-8")
+    await watch.watch([])  # nothing to watch: nothing runs
+    assert watch.folders == [] and len(calls.seen) == seen
+
+
+async def test_an_own_write_carrying_another_writers_change_is_not_skipped(tmp_path) -> None:
+    """Another process adds a watch; this process rewrites the file (read, change, write under the lock) before
+    the watcher looked: the file is this process's write, yet holds a change the worker has not followed."""
+    ws = Workspace(tmp_path)
+    async with ws.pending_tx() as tx:
+        tx.records.append(WatchRecord("mine", "console", "bot", "t1"))
+    assert written_here(ws.pending_path)
+    ws.pending_path.write_bytes(dump_pending([*ws.read_pending().records, WatchRecord("cli", "console", "bot", "t2")]))
+    assert not written_here(ws.pending_path)
+    async with ws.pending_tx() as tx:
+        tx.records.append(WatchRecord("mine-2", "console", "bot", "t3"))
+    assert not written_here(ws.pending_path)  # it carries "cli": reported until the watcher has seen it
+    mark_seen(ws.pending_path)
+    assert written_here(ws.pending_path)
+    async with ws.pending_tx() as tx:
+        tx.records.append(WatchRecord("mine-3", "console", "bot", "t4"))
+    assert written_here(ws.pending_path)

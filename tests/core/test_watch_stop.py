@@ -1,0 +1,64 @@
+"""Stopping a watch (cancel, a settled status) does the same in the worker's registry and in the file-only control
+of the CLI and scale-out web processes: every active watch of that chat on that task goes, duplicates included;
+a kept, undelivered result of that task stays and is delivered as usual."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from a2aconsole.core.client import Remote, new_http_client
+from a2aconsole.core.config import ClientSettings
+from a2aconsole.core.events import WATCH_ENDED
+from a2aconsole.core.watch_control import PendingFileWatches
+from a2aconsole.core.watches import WatchRegistry
+from a2aconsole.core.workspace import Workspace
+from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink, add_record, start_task
+
+
+@pytest.fixture
+async def remote() -> AsyncIterator[Remote]:
+    http = new_http_client()
+    yield Remote(http, call_timeout=10.0, card_timeout=5.0)
+    await http.aclose()
+
+
+@pytest.fixture
+async def registry(workspace: Workspace, remote: Remote) -> AsyncIterator[WatchRegistry]:
+    sink = WaitableSink()
+    reg = WatchRegistry(remote, ClientSettings(), WaitableDelivery({"chat1": workspace}), SignalClock(), sink)
+    yield reg
+    await reg.stop()
+
+
+@pytest.mark.parametrize("control", ["registry", "files"])
+async def test_stop_watching_takes_duplicates_and_keeps_kept_results(
+    control: str, make_agent, workspace: Workspace, remote: Remote, registry: WatchRegistry
+) -> None:
+    agent = make_agent(streaming=False, push=False)
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    clock = registry.clock
+    task = await start_task(remote, workspace, "bot", "hold stop")
+    first = await add_record(workspace, task, "bot", clock)
+    if control == "registry":
+        await registry.arm(workspace, first)
+        assert first.watch_id in registry
+    # a second watch of the same chat on the same task, written (by a CLI) before any worker saw the first
+    duplicate = await add_record(workspace, task, "bot", clock)
+    kept = await add_record(workspace, task, "bot", clock, undelivered="[A2A result] kept, not delivered yet")
+    other_chat = await add_record(workspace, task, "bot", clock, target="chat2")
+
+    stopper = registry if control == "registry" else PendingFileWatches()
+    assert await stopper.stop_watching(workspace, "chat1", "bot", task.id) == first
+
+    left = workspace.read_pending().records
+    assert [r.watch_id for r in left] == [kept.watch_id, other_chat.watch_id]
+    assert left[0].undelivered == "[A2A result] kept, not delivered yet"
+    assert await stopper.stop_watching(workspace, "chat1", "bot", task.id) is None  # nothing more to stop
+    if control == "registry":
+        assert first.watch_id not in registry and len(registry) == 0
+        sink = registry.events
+        assert isinstance(sink, WaitableSink)
+        ended = [e.data["watchId"] for e in sink.events if e.kind == WATCH_ENDED]
+        assert ended == [first.watch_id, duplicate.watch_id]
