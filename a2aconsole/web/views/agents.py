@@ -1,4 +1,5 @@
-"""Agents over `agents.json`: list, add, edit, delete, the raw file editor, and one agent's card.
+"""Agents over `agents.json`: add, edit, delete and the raw file editor (the list and the cards are in
+`agent_cards.py`).
 
 Forms carry the file's version; a save from a stale version shows the conflict instead of overwriting.
 Keys are write-only here: pages say "key set" or "no key", URLs show scheme, host, port and path only, and
@@ -8,18 +9,15 @@ shown as it is, and only when the owner asks.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 
-from a2aconsole.core.agents import is_http_url, mask_url
+from a2aconsole.core.agents import mask_url
 from a2aconsole.core.errors import ConflictError, ValidationError
 from a2aconsole.core.workspace import AgentsFile, Workspace
 from a2aconsole.web import audit
@@ -58,16 +56,6 @@ def _audit(request: HttpRequest, action: str, subject: str, detail: str) -> None
     if request.POST.get("after_conflict") == "1":
         detail = f"{detail}; {audit.AFTER_CONFLICT}"
     audit.record(request, action, subject, detail=detail)
-
-
-def agent_list(request: HttpRequest) -> HttpResponse:
-    ws = scope.console_workspace()
-    af = ws.read_agents()
-    return render(
-        request,
-        "web/agents/list.html",
-        {"nav": "agents", "title": "Agents", "af": af, "agents": [_entry_view(e) for e in af.entries], "ws": ws},
-    )
 
 
 def _broken(af: AgentsFile) -> str | None:
@@ -362,94 +350,3 @@ def _no_store(resp: HttpResponse) -> HttpResponse:
     """The editor's text is the owner's file: no cache keeps a copy."""
     resp["Cache-Control"] = "no-store"
     return resp
-
-
-async def agent_detail(request: HttpRequest, name: str) -> HttpResponse:
-    """One agent: its entry, and its card as the tool reads it now (every visit fetches it again)."""
-    ws = scope.console_workspace()
-    af = await sync_to_async(ws.read_agents)()
-    entry = af.get(name)
-    if entry is None:
-        raise Http404("no such agent")
-    target = await sync_to_async(scope.console_target)()
-    result, card = await asyncio.gather(_describe_one(entry, target.id), _card_json(entry))
-    info = _pick_agent(result, name)
-    meta = _card_meta(card) if card else {}
-    for skill in (info or {}).get("skills") or []:
-        skill["tags"] = meta.get("tags", {}).get(skill.get("id")) or []
-    ctx = {
-        "nav": "agents",
-        "title": name,
-        "entry": _entry_view(entry),
-        "info": info,
-        "error": result.get("error") if not info else None,
-        "send_url": reverse("conversation", args=[target.id]),
-        "version": af.version,
-        "card_json": json.dumps(card, indent=2, ensure_ascii=False) if card else "",
-        "card_meta": meta,
-    }
-    return render(request, "web/agents/detail.html", ctx)
-
-
-async def _card_json(entry: Any) -> dict[str, Any] | None:
-    """The whole card as JSON (the extended one when the key opens it), for what the summary leaves out:
-    provider, version, input and output modes, security schemes. None when it cannot be read (the
-    description above says why). Our key is blanked should an agent ever echo it."""
-    from google.protobuf.json_format import MessageToDict
-
-    try:
-        remote = scope.tool().remote
-        card = await remote.fetch_card(entry)
-        if entry.key and card.capabilities.extended_agent_card:
-            try:
-                conn = await remote.connect(entry, card)
-                card = await asyncio.wait_for(conn.extended_card(), remote.card_timeout)
-            except Exception as e:  # the public card is still worth showing
-                log.info("extended card of %s not read: %s", entry.name, type(e).__name__)
-    except Exception as e:
-        log.info("card of %s not read: %s", entry.name, type(e).__name__)
-        return None
-    text = json.dumps(MessageToDict(card), ensure_ascii=False)
-    if entry.key:
-        text = text.replace(entry.key, "(key hidden)")
-    return json.loads(text)
-
-
-def _card_meta(card: dict[str, Any]) -> dict[str, Any]:
-    """The card facts an owner looks for that the tool's summary does not carry."""
-    provider = card.get("provider") or {}
-
-    def link(url: Any) -> str:  # only web addresses become links (a card could carry javascript:)
-        return url if isinstance(url, str) and is_http_url(url) else ""
-
-    return {
-        "description": card.get("description", ""),
-        "version": card.get("version", ""),
-        "provider": provider.get("organization", ""),
-        "provider_url": link(provider.get("url")),
-        "docs": link(card.get("documentationUrl")),
-        "input_modes": card.get("defaultInputModes") or [],
-        "output_modes": card.get("defaultOutputModes") or [],
-        "security": sorted((card.get("securitySchemes") or {}).keys()),
-        "tags": {s.get("id"): s.get("tags") or [] for s in card.get("skills") or []},
-    }
-
-
-async def _describe_one(entry: Any, target: str) -> dict[str, Any]:
-    """The tool's description of this one agent. The tool's `agents` action fetches every card and waits
-    for the slowest, so one dead agent would slow every agent page; the tool's own per-agent step is used
-    when the client is on, and the whole action (with its errors) otherwise."""
-    try:
-        tool = scope.tool()
-        if tool.settings.enabled:
-            return {"agents": [await tool._describe(entry)]}
-    except Exception:  # no runtime: the action below says why in the owner's words
-        pass
-    return await scope.run_tool("agents", {"agent": entry.name}, target)
-
-
-def _pick_agent(result: dict[str, Any], name: str) -> dict[str, Any] | None:
-    for a in result.get("agents") or []:
-        if isinstance(a, dict) and a.get("name") == name:
-            return a
-    return None
