@@ -21,6 +21,14 @@ from a2aconsole.core.agents import mask_url
 from a2aconsole.core.errors import ConflictError, ValidationError
 from a2aconsole.core.workspace import AgentsFile, Workspace
 from a2aconsole.web import audit
+from a2aconsole.web.agents_text import (
+    HIDDEN_KEY,
+    HIDDEN_URL_PARTS,
+    masked_text,
+    unmasked_text,
+    without_typed_secrets,
+)
+from a2aconsole.web.file_conflict import marker_lines, merged, side_by_side, unified
 from a2aconsole.web.forms import AgentForm, RawAgentsForm, VersionForm
 from a2aconsole.web.views import scope
 
@@ -239,111 +247,99 @@ def agent_delete(request: HttpRequest, name: str) -> HttpResponse:
     )
 
 
-HIDDEN_KEY = "(hidden: the key stays as it is)"
-HIDDEN_URL_PARTS = " (+ hidden parts, kept)"
-
-
-def masked_text(text: str | None) -> str | None:
-    """The file's text with every key replaced by HIDDEN_KEY, or None when it is not a JSON array (a
-    malformed file is edited as it is). A file without keys keeps its formatting."""
-    try:
-        data = json.loads(text or "[]")
-    except ValueError:
-        return None
-    if not isinstance(data, list):
-        return None
-    if not any(isinstance(e, dict) and (e.get("key") or _url_hides(e.get("url"))) for e in data):
-        return text or "[\n]\n"
-    masked = []
-    for e in data:
-        if isinstance(e, dict):
-            e = dict(e)
-            if e.get("key"):
-                e["key"] = HIDDEN_KEY
-            if _url_hides(e.get("url")):
-                e["url"] = mask_url(e["url"]) + HIDDEN_URL_PARTS
-        masked.append(e)
-    return json.dumps(masked, indent=2, ensure_ascii=False) + "\n"
-
-
-def _url_hides(url: Any) -> bool:
-    """Whether the URL has parts a page never shows (user, password, query, fragment)."""
-    return isinstance(url, str) and bool(url) and url != mask_url(url)
-
-
-def unmasked_text(text: str, current: AgentsFile) -> tuple[str, list[str]]:
-    """The edited text with each HIDDEN_KEY put back from the stored entry of the same name; problems
-    when a hidden key has no entry to come from (renamed or new)."""
-    if HIDDEN_KEY not in text and HIDDEN_URL_PARTS not in text:
-        return text, []
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return text, []  # the file layer reports the JSON error
-    if not isinstance(data, list):
-        return text, []
-    try:
-        stored = _raw_entries(current)
-    except ValueError:
-        stored = []
-    by_name = {e["name"]: e for e in stored if isinstance(e, dict) and isinstance(e.get("name"), str)}
-    keys = {n: e["key"] for n, e in by_name.items() if isinstance(e.get("key"), str) and e["key"]}
-    problems: list[str] = []
-    for e in data:
-        url = e.get("url") if isinstance(e, dict) else None
-        if isinstance(url, str) and url.endswith(HIDDEN_URL_PARTS):
-            old = by_name.get(e.get("name"), {}).get("url")
-            if isinstance(old, str) and mask_url(old) + HIDDEN_URL_PARTS == url:
-                e["url"] = old
-            else:
-                problems.append(
-                    f'entry "{e.get("name")}": its URL has hidden parts and no saved entry matches; type the whole URL'
-                )
-        if isinstance(e, dict) and e.get("key") == HIDDEN_KEY:
-            name = e.get("name")
-            if isinstance(name, str) and name in keys:
-                e["key"] = keys[name]
-            else:
-                problems.append(
-                    f'entry "{name}": its key is hidden and no saved entry of that name has one; type the key'
-                )
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n", problems
-
-
 def agents_file(request: HttpRequest) -> HttpResponse:
     """The raw editor. Keys show as HIDDEN_KEY and are put back on save; only a malformed file (which
-    cannot be parsed to hide them) is shown as it is, and then only when asked for (`?show=1`)."""
+    cannot be parsed to hide them) is shown as it is, and then only when asked for (`?show=1`).
+
+    A save from a stale version shows the conflict page: the two texts compared, and three ways out (keep
+    yours, keep the file's, save a merge), each made from the version the page showed, so a file changed
+    again meanwhile brings the conflict page back instead of being overwritten."""
     ws = scope.console_workspace()
     af = ws.read_agents()
     ctx: dict[str, Any] = {"nav": "agents", "title": "Edit agents.json", "af": af, "path": str(af.path)}
     ctx.update(hidden_key=HIDDEN_KEY, hidden_url=HIDDEN_URL_PARTS.strip())
     if request.method == "POST":
         form = RawAgentsForm(request.POST)
-        if form.is_valid():
-            text, problems = unmasked_text(form.cleaned_data["text"], af)
-            try:
-                if problems:
-                    raise ValidationError(problems)
-                ws.save_agents_text(text, form.cleaned_data["version"])
-            except ValidationError as e:
-                ctx.update(form=form, show=True, problems=e.problems)
-                return _no_store(render(request, "web/agents/file.html", ctx, status=400))
-            except ConflictError as e:
-                fresh = RawAgentsForm(initial={"text": form.cleaned_data["text"], "version": e.current_version})
-                current = masked_text(e.current_text)
-                ctx.update(form=fresh, show=True, conflict=True, current_text=current)
-                return _no_store(render(request, "web/agents/file.html", ctx, status=409))
-            _audit(request, "agents-file-saved", "agents.json", audit.file_changes(af.text, text))
-            messages.success(request, "agents.json saved.")
+        if not form.is_valid():
+            ctx.update(form=form, show=True)
+            return _no_store(render(request, "web/agents/file.html", ctx, status=400))
+        d = form.cleaned_data
+        resolution, posted = d["resolution"], d["text"]
+        if resolution == "file":
+            if d["version"] != af.version:
+                return _file_conflict(request, af, posted, d["base"])
+            audit.record(request, "agents-file-kept", "agents.json", detail=audit.FILE_KEPT)
+            messages.success(request, "agents.json kept as it is; your change was not saved.")
             return redirect("agents")
-        ctx.update(form=form, show=True)
-        return _no_store(render(request, "web/agents/file.html", ctx, status=400))
+        if resolution == "merge" and (marks := marker_lines(posted)):
+            where = ", ".join(map(str, marks[:10]))
+            problem = (
+                f"the merge still has conflict markers (lines {where}): keep one side of each, remove the marker lines"
+            )
+            return _file_conflict(request, af, posted, d["base"], problems=[problem], merge_text=posted)
+        text, problems = unmasked_text(posted, af)
+        try:
+            if problems:
+                raise ValidationError(problems)
+            ws.save_agents_text(text, d["version"])
+        except ValidationError as e:
+            if resolution:
+                return _file_conflict(request, af, posted, d["base"], problems=e.problems, merge_text=posted)
+            ctx.update(form=form, show=True, problems=e.problems)
+            return _no_store(render(request, "web/agents/file.html", ctx, status=400))
+        except ConflictError:
+            return _file_conflict(request, ws.read_agents(), posted, d["base"])
+        detail = audit.file_changes(af.text, text)
+        if resolution:
+            detail = f"{detail}; {audit.FILE_KEPT_YOURS if resolution == 'yours' else audit.FILE_MERGED}"
+        _audit(request, "agents-file-saved", "agents.json", detail)
+        messages.success(request, "agents.json saved.")
+        return redirect("agents")
     masked = masked_text(af.text)
     show = masked is not None or request.GET.get("show") == "1"
     ctx.update(show=show, keys_visible=masked is None)
     if show:
-        ctx["form"] = RawAgentsForm(initial={"text": masked if masked is not None else af.text, "version": af.version})
+        text = masked if masked is not None else af.text
+        ctx["form"] = RawAgentsForm(initial={"text": text, "version": af.version, "base": text})
     return _no_store(render(request, "web/agents/file.html", ctx))
+
+
+def _file_conflict(
+    request: HttpRequest,
+    current: AgentsFile,
+    yours: str,
+    base: str | None,
+    *,
+    problems: list[str] | None = None,
+    merge_text: str | None = None,
+) -> HttpResponse:
+    """The conflict page: the file now against your text (secrets as placeholders on both sides), and the
+    three forms, each carrying the version shown here."""
+    theirs = masked_text(current.text)
+    yours = without_typed_secrets(yours)
+    if merge_text is not None:
+        merge, conflicts = without_typed_secrets(merge_text), len(marker_lines(merge_text)) // 3
+    elif theirs is not None:
+        merge, conflicts = merged(without_typed_secrets(base) if base is not None else None, yours, theirs)
+    else:
+        merge, conflicts = yours, -1
+    ctx = {
+        "nav": "agents",
+        "title": "agents.json changed",
+        "path": str(current.path),
+        "theirs": theirs,
+        "yours": yours,
+        "rows": side_by_side(theirs, yours) if theirs is not None else [],
+        "unified": unified(theirs, yours) if theirs is not None else "",
+        "same": theirs is not None and theirs == yours,
+        "merge": merge,
+        "conflicts": conflicts,
+        "version": current.version,
+        "problems": problems or [],
+        "parse_error": current.parse_error,
+    }
+    status = 400 if problems else 409
+    return _no_store(render(request, "web/agents/file_conflict.html", ctx, status=status))
 
 
 def _no_store(resp: HttpResponse) -> HttpResponse:
