@@ -13,6 +13,7 @@ from django.test import Client
 
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.models import AuditEntry
+from a2aconsole.web.views.agents import CONFLICT_PAGE
 from tests.support.console import create_owner
 from tests.support.csp import assert_strict_csp, inline_code
 
@@ -75,7 +76,7 @@ def test_conflict_shows_a_diff_with_keys_hidden_on_both_sides(owner: Client, ws:
     text = mine["text"].replace('"the bot"', '"my description"')
     text = text.replace("\n]", f',\n  {{"name": "new", "url": "http://127.0.0.1:3/", "key": "{TYPED}"}}\n]')
     r = owner.post("/agents/file/", {**mine, "text": text})
-    assert r.status_code == 409 and r["Cache-Control"] == "no-store"
+    assert r.status_code == CONFLICT_PAGE and r["Cache-Control"] == "no-store"
     page = r.text
     no_secret(page)
     assert_strict_csp("conflict", r)
@@ -89,9 +90,12 @@ def test_conflict_shows_a_diff_with_keys_hidden_on_both_sides(owner: Client, ws:
     assert "-    &quot;description&quot;: &quot;changed behind your back&quot;" in page  # the unified diff
     # nothing changed on disk
     assert ws.read_agents().get("bot").description == "changed behind your back"
-    # keeping yours asks for the typed key again, and the merge editor holds your text to type it in
-    r = owner.post("/agents/file/", form_of(page, "yours"))
-    assert r.status_code == 400 and 'entry "new": type its key again' in html.unescape(r.text)
+    # a typed key cannot be kept from this page: the merge holds your text to type it in again
+    assert 'name="resolution" value="yours"' not in page and "type them again in the merge below" in page
+    merge = form_of(page, "merge")
+    ours = re.sub(r"<<<<<<< yours\n(.*?)=======\n.*?>>>>>>> the file now\n", r"\1", merge["text"], flags=re.S)
+    r = owner.post("/agents/file/", {**merge, "text": ours})
+    assert r.status_code == CONFLICT_PAGE and 'entry "new": type its key again' in html.unescape(r.text)
     no_secret(r.text)
     assert ws.read_agents().get("new") is None
 
@@ -145,7 +149,7 @@ def test_merge_of_the_same_lines_is_marked_and_refused_until_edited(owner: Clien
     merge = form_of(page, "merge")
     assert "<<<<<<< yours" in merge["text"] and ">>>>>>> the file now" in merge["text"] and "in 1 place" in page
     r = owner.post("/agents/file/", merge)
-    assert r.status_code == 400 and "still has conflict markers" in r.text
+    assert r.status_code == CONFLICT_PAGE and "still has conflict markers" in r.text
     assert ws.read_agents().get("bot").description == "theirs"
     # the owner keeps both words and removes the markers
     block = r"<<<<<<< yours\n.*?\n>>>>>>> the file now\n"
@@ -163,7 +167,7 @@ def test_no_resolution_overwrites_a_file_changed_again(owner: Client, ws: Worksp
     behind_your_back(ws, description="changed again")  # while the owner reads the conflict page
     newer = ws.agents_path.read_bytes()
     r = owner.post("/agents/file/", form_of(page, resolution))
-    assert r.status_code == 409 and "changed again" in r.text and "nothing was saved" in r.text
+    assert r.status_code == CONFLICT_PAGE and "changed again" in r.text and "nothing was saved" in r.text
     assert ws.agents_path.read_bytes() == newer
     assert not AuditEntry.objects.exclude(action="login").exists()
     no_secret(r.text)
@@ -181,3 +185,57 @@ def test_editor_saves_lf_and_a_plain_conflict_free_save_still_works(owner: Clien
     r = owner.post("/agents/file/", {**mine, "text": mine["text"].replace("\n", "\r\n")})
     assert r.status_code == 302 and b"\r\n" not in ws.agents_path.read_bytes()
     assert json.loads(ws.agents_path.read_text())[0]["key"] == KEY
+
+
+def edit_form(ws: Workspace, name: str, **change: str) -> dict[str, str]:
+    """What the edit form of `name` posts (its URL as the form shows it, masked) with `change` applied."""
+    from a2aconsole.core.agents import mask_url
+
+    entry = ws.read_agents().get(name)
+    form = {"name": name, "url": mask_url(entry.url), "description": entry.description or ""}
+    return {**form, "version": ws.read_agents().version, **change}
+
+
+def test_form_conflict_shows_the_entry_diff_and_three_ways(owner: Client, ws: Workspace) -> None:
+    ws.save_agents(agents(), None)
+    mine = edit_form(ws, "s", description="mine")
+    behind = agents()
+    behind[1]["description"] = "theirs"
+    ws.save_agents(behind, None)
+    page = owner.post("/agent/s/edit/", mine).text
+    no_secret(page)
+    assert "nothing was saved" in page and "Edit a merge" in page
+    changed = re.search(r'<tr class="diff-changed">(.*?)</tr>', page, re.S).group(1)  # type: ignore[union-attr]
+    assert "theirs" in changed and "mine" in changed
+    assert "https://s.example/a2a (+ hidden parts, kept)" in page
+    # keep the file's: nothing written, audited
+    before = ws.agents_path.read_bytes()
+    r = owner.post("/agent/s/edit/", form_of(page, "file"))
+    assert r.status_code == 302 and ws.agents_path.read_bytes() == before
+    assert AuditEntry.objects.get(action="agents-file-kept").subject == "s"
+    # keep yours, from a page whose file changed again: the conflict comes back, then it saves
+    page = owner.post("/agent/s/edit/", mine).text
+    behind[1]["description"] = "again"
+    ws.save_agents(behind, None)
+    again = owner.post("/agent/s/edit/", form_of(page, "yours"))
+    assert (
+        again.status_code == CONFLICT_PAGE
+        and "again" in again.text
+        and ws.read_agents().get("s").description == "again"
+    )
+    r = owner.post("/agent/s/edit/", form_of(again.text, "file"))  # keep the file's from a stale page: same
+    assert r.status_code == 302
+    page = owner.post("/agent/s/edit/", mine).text
+    assert owner.post("/agent/s/edit/", form_of(page, "yours")).status_code == 302
+    s = ws.read_agents().get("s")
+    assert s.description == "mine" and s.url == SECRET_URL  # the hidden parts of its URL kept
+
+
+def test_form_conflict_with_a_typed_key_asks_for_it_again(owner: Client, ws: Workspace) -> None:
+    ws.save_agents(agents(), None)
+    mine = edit_form(ws, "bot", description="mine", key=TYPED)
+    ws.save_agents(agents({"name": "other", "url": "http://127.0.0.1:7/"}), None)
+    page = owner.post("/agent/bot/edit/", mine).text
+    no_secret(page)
+    assert 'name="resolution" value="yours"' not in page and "type them again in the merge below" in page
+    assert "(a key you typed: type it again)" in page and ws.read_agents().get("bot").key == KEY

@@ -24,6 +24,8 @@ from a2aconsole.web import audit
 from a2aconsole.web.agents_text import (
     HIDDEN_KEY,
     HIDDEN_URL_PARTS,
+    TYPED_KEY,
+    TYPED_URL_PARTS,
     masked_text,
     unmasked_text,
     without_typed_secrets,
@@ -33,6 +35,10 @@ from a2aconsole.web.forms import AgentForm, RawAgentsForm, VersionForm
 from a2aconsole.web.views import scope
 
 log = logging.getLogger(__name__)
+
+# A conflict page answers 200, not 409: it is the way forward, not a failure, and a browser logs every 4xx
+# page as a console error. It says "nothing was saved" in words, and the file is untouched.
+CONFLICT_PAGE = 200
 
 
 def _raw_entries(af: AgentsFile) -> list[Any]:
@@ -101,14 +107,44 @@ def _form_ctx(form: AgentForm, what: str, ws: Workspace, entry: Any = None) -> d
     }
 
 
+def _shown(entry: dict[str, Any], stored: dict[str, Any] | None) -> dict[str, Any]:
+    """An entry as a conflict page may show it: the stored key and URL secrets as placeholders, and the ones
+    the owner typed as TYPED_* placeholders (never shown back)."""
+    out = dict(entry)
+    if out.get("key"):
+        out["key"] = HIDDEN_KEY if stored and out["key"] == stored.get("key") else TYPED_KEY
+    url = out.get("url")
+    if isinstance(url, str) and url != mask_url(url):
+        kept = stored is not None and url == stored.get("url")
+        out["url"] = mask_url(url) + (HIDDEN_URL_PARTS if kept else TYPED_URL_PARTS)
+    return out
+
+
 def _conflict(request: HttpRequest, ws: Workspace, form: AgentForm, what: str, original: str = "") -> HttpResponse:
+    """The form's conflict page: the entry in the file now against yours, and keep yours, keep the file's,
+    or edit a merge (the form again, from the current version)."""
     af = ws.read_agents()
     d = form.cleaned_data
     current = af.get(original or d.get("name", ""))
+    try:
+        raw = _raw_entries(af)
+    except ValueError:
+        raw = []
+    i = _index_of(raw, original or d.get("name", ""))
+    stored = raw[i] if i is not None and isinstance(raw[i], dict) else None
+    yours = form.apply(dict(stored or {}))
+    stored_url = stored.get("url") if stored else None
+    if isinstance(stored_url, str) and d.get("url") == mask_url(stored_url):
+        yours["url"] = stored_url  # the form showed it masked: its hidden parts stay
+    theirs_text = json.dumps(_shown(stored, stored), indent=2, ensure_ascii=False) if stored else ""
+    yours_shown = _shown(yours, stored)
+    yours_text = json.dumps(yours_shown, indent=2, ensure_ascii=False)
+    typed_secret = TYPED_KEY in yours_text or TYPED_URL_PARTS in yours_text
+    shown_url = str(yours_shown.get("url", "")).removesuffix(HIDDEN_URL_PARTS).removesuffix(TYPED_URL_PARTS)
     fresh = AgentForm(
         initial={
             "name": d.get("name", ""),
-            "url": d.get("url", ""),
+            "url": shown_url,
             "description": d.get("description", ""),
             "version": af.version,
         }
@@ -120,21 +156,40 @@ def _conflict(request: HttpRequest, ws: Workspace, form: AgentForm, what: str, o
         "mine": {
             "name": d.get("name", ""),
             "masked_url": mask_url(d.get("url", "")),
+            "url": shown_url,
             "description": d.get("description", ""),
             "typed_key": bool(d.get("key")),
+            "remove_key": bool(d.get("remove_key")),
         },
+        "rows": side_by_side(theirs_text, yours_text),
+        "typed_secret": typed_secret,
         "current": _entry_view(current),
         "form": fresh,
+        "version": af.version,
         "original": original,
         "broken": _broken(af),
     }
-    return render(request, "web/agents/conflict.html", ctx, status=409)
+    return render(request, "web/agents/conflict.html", ctx, status=CONFLICT_PAGE)
+
+
+def _keep_file(request: HttpRequest, ws: Workspace, form: AgentForm, what: str, original: str = "") -> HttpResponse:
+    """ "Keep the file's" on the form's conflict page: nothing is written; from a version that is no longer
+    the file's, the conflict page comes back with the newer file instead."""
+    af = ws.read_agents()
+    if form.cleaned_data["version"] != af.version:
+        return _conflict(request, ws, form, what, original)
+    subject = original or form.cleaned_data["name"]
+    audit.record(request, "agents-file-kept", subject, detail=audit.FILE_KEPT)
+    messages.success(request, "agents.json kept as it is; your change was not saved.")
+    return redirect("agent", name=subject) if af.get(subject) is not None else redirect("agents")
 
 
 def agent_add(request: HttpRequest) -> HttpResponse:
     ws = scope.console_workspace()
     if request.method == "POST":
         form = AgentForm(request.POST, adding=True)
+        if form.is_valid() and request.POST.get("resolution") == "file":
+            return _keep_file(request, ws, form, "add")
         if form.is_valid():
             af = ws.read_agents()
             if (why := _broken(af)) is not None:
@@ -161,6 +216,8 @@ def agent_edit(request: HttpRequest, name: str) -> HttpResponse:
     entry = af.get(name)
     if request.method == "POST":
         form = AgentForm(request.POST)
+        if form.is_valid() and request.POST.get("resolution") == "file":
+            return _keep_file(request, ws, form, "edit", original=name)
         if form.is_valid():
             if form.cleaned_data["version"] != af.version:
                 return _conflict(request, ws, form, "edit", original=name)
@@ -234,7 +291,7 @@ def agent_delete(request: HttpRequest, name: str) -> HttpResponse:
                 "name": name,
                 "version": ws.read_agents().version,
             }
-            return render(request, "web/agents/conflict.html", ctx, status=409)
+            return render(request, "web/agents/conflict.html", ctx, status=CONFLICT_PAGE)
         _audit(request, "agent-deleted", name, audit.entry_summary(gone))
         messages.success(request, f"Agent {name} deleted.")
         return redirect("agents")
@@ -329,6 +386,7 @@ def _file_conflict(
         "path": str(current.path),
         "theirs": theirs,
         "yours": yours,
+        "typed_secret": TYPED_KEY in yours or TYPED_URL_PARTS in yours,
         "rows": side_by_side(theirs, yours) if theirs is not None else [],
         "unified": unified(theirs, yours) if theirs is not None else "",
         "same": theirs is not None and theirs == yours,
@@ -338,8 +396,7 @@ def _file_conflict(
         "problems": problems or [],
         "parse_error": current.parse_error,
     }
-    status = 400 if problems else 409
-    return _no_store(render(request, "web/agents/file_conflict.html", ctx, status=status))
+    return _no_store(render(request, "web/agents/file_conflict.html", ctx, status=CONFLICT_PAGE))
 
 
 def _no_store(resp: HttpResponse) -> HttpResponse:
