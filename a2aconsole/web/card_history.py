@@ -198,3 +198,15 @@ def record(
         if stale:
             CardSnapshot.objects.filter(id__in=stale).delete()
         return snap
+
+
+def rename(workspace: str, old: str, new: str) -> None:
+    """An agent renamed in the console keeps its history (any left under the new name is dropped first)."""
+    with transaction.atomic():
+        CardSnapshot.objects.filter(workspace=workspace, agent=new).delete()
+        CardSnapshot.objects.filter(workspace=workspace, agent=old).update(agent=new)
+
+
+def forget(workspace: str, name: str) -> None:
+    """An agent deleted in the console takes its history along."""
+    CardSnapshot.objects.filter(workspace=workspace, agent=name).delete()

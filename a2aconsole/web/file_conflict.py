@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import merge3
 
 CONTEXT = 3  # unchanged lines shown around each change
+FOLD_MIN = 2  # this many unchanged lines or fewer between changes are shown, not folded
 START, MID, END = "<<<<<<< yours", "=======", ">>>>>>> the file now"
 _MARKERS = ("<<<<<<<", "=======", ">>>>>>>")
 
@@ -40,8 +41,8 @@ def side_by_side(file_text: str, your_text: str) -> list[Line]:
     rows: list[Line] = []
     done = 0  # the file's lines shown or folded so far
     for group in difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(CONTEXT):
-        if group[0][1] > done:
-            rows.append(Line("skip", skipped=group[0][1] - done))
+        _, start, _, j_start, _ = group[0]
+        rows += _unchanged(a, b, done, start, j_start - start)
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
                 rows += [
@@ -58,9 +59,14 @@ def side_by_side(file_text: str, your_text: str) -> list[Line]:
                     )
                 )
         done = group[-1][2]
-    if done < len(a):
-        rows.append(Line("skip", skipped=len(a) - done))
-    return rows
+    return rows + _unchanged(a, b, done, len(a), len(b) - len(a))
+
+
+def _unchanged(a: list[str], b: list[str], start: int, end: int, shift: int) -> list[Line]:
+    """The unchanged lines start..end of the file (at +shift in yours): folded unless there are only a few."""
+    if end - start > FOLD_MIN:
+        return [Line("skip", skipped=end - start)]
+    return [Line("same", i + 1, a[i], i + shift + 1, b[i + shift]) for i in range(start, end)]
 
 
 def unified(file_text: str, your_text: str) -> str:

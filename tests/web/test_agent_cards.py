@@ -76,7 +76,7 @@ async def test_list_shows_cards_from_history_and_refreshes_only_stale_ones(
         b = row(html, "bot")
         assert "Books trains" in b and "Echo, Files" in b and "version 1.0.0" in b
         assert re.search(r'data-label="Streaming">yes<', b) and re.search(r'data-label="Push">no<', b)
-        assert "reachable" in b and "checked" in b and "card fetched" in b and "0\xa0minutes ago" in b
+        assert "reachable" in b and "checked" in b and "card fetched" in b and "checked <time" in b and "just now" in b
         j = row(html, "js")
         assert "A scripted agent for tests" in j and "Echo, Files" in j
         assert re.search(r'data-label="Streaming">no<', j) and re.search(r'data-label="Push">yes<', j)
@@ -89,7 +89,8 @@ async def test_list_shows_cards_from_history_and_refreshes_only_stale_ones(
     assert card_gets(bot) == 1
     # a minute later the cards are stale again, and the owner can refetch them all at any time
     await sync_to_async(CardSnapshot.objects.update)(checked_at=timezone.now() - timedelta(minutes=2))
-    assert 'hx-trigger="load"' in (await owner.get("/agents/")).text
+    stale = (await owner.get("/agents/")).text
+    assert 'hx-trigger="load"' in stale and "checked <time" in stale and "2\xa0minutes ago" in stale
     r = await owner.post("/agents/refresh/", {})
     assert r.status_code == 302 and card_gets(bot) == 2
     assert "3 cards fetched" in (await owner.get(r["Location"])).text
@@ -200,3 +201,32 @@ def test_history_is_bounded_and_cards_capped(ws: Workspace, db: None) -> None:
     # an unreachable check keeps the card and says why
     down = card_history.record(str(ws.root), entry, None, "is it running?", now)
     assert down.id == snap.id and down.error == "is it running?" and down.card["version"] == "big"
+
+
+def test_history_follows_a_rename_and_goes_with_a_delete(client, ws: Workspace, db: None) -> None:
+    client.force_login(create_owner())
+    ws.save_agents([{"name": "bot", "url": "http://127.0.0.1:1/"}], None)
+    card_history.record(
+        str(ws.root), AgentEntry(name="bot", url="http://127.0.0.1:1/"), {"version": "1"}, "", timezone.now()
+    )
+    form = {"name": "robot", "url": "http://127.0.0.1:1/", "version": ws.read_agents().version}
+    assert client.post("/agent/bot/edit/", form).status_code == 302
+    assert [s.agent for s in CardSnapshot.objects.all()] == ["robot"]
+    assert "version 1" in client.get("/agents/").text
+    assert client.post("/agent/robot/delete/", {"version": ws.read_agents().version}).status_code == 302
+    assert not CardSnapshot.objects.exists()
+
+
+def test_side_by_side_folds_long_unchanged_runs_and_merge_marks_overlaps() -> None:
+    from a2aconsole.web.file_conflict import marker_lines, merged, side_by_side
+
+    base = "".join(f"line {i}\n" for i in range(30))
+    theirs = base.replace("line 2\n", "line 2 theirs\n")
+    yours = base.replace("line 25\n", "line 25 yours\n")
+    rows = side_by_side(theirs, yours)
+    assert [r.kind for r in rows].count("changed") == 2 and [r.skipped for r in rows if r.kind == "skip"] == [16]
+    assert rows[-1].kind == "same" and rows[-1].file_no == 30  # one line left: shown, not folded
+    text, conflicts = merged(base, yours, theirs)
+    assert conflicts == 0 and "line 2 theirs" in text and "line 25 yours" in text and not marker_lines(text)
+    text, conflicts = merged(base, base.replace("line 2\n", "line 2 yours\n"), theirs)
+    assert conflicts == 1 and marker_lines(text) == [3, 5, 7]

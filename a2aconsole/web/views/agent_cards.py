@@ -14,7 +14,7 @@ import asyncio
 import json
 import logging
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -23,6 +23,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.timesince import timesince
 from django.views.decorators.http import require_POST
 
 from a2aconsole.core.agents import AgentEntry, is_http_url
@@ -111,6 +112,15 @@ def change_lines(changes: dict[str, Any]) -> list[str]:
     return lines
 
 
+def ago(at: datetime | None) -> str:
+    """How long ago, in words ("just now", "3 minutes ago"); "" for never."""
+    if at is None:
+        return ""
+    if timezone.now() - at < timedelta(minutes=1):
+        return "just now"
+    return f"{timesince(at, depth=1)} ago"
+
+
 def _row(entry: AgentEntry, snap: CardSnapshot | None) -> dict[str, Any]:
     """One agent as the list shows it: the entry (no key, masked URL) and its last known card."""
     card = snap.card if snap is not None else {}
@@ -132,6 +142,9 @@ def _row(entry: AgentEntry, snap: CardSnapshot | None) -> dict[str, Any]:
         "reachable": None if snap is None else not snap.error,
         "changed_at": snap.first_fetched_at if snap and snap.changes else None,
         "changes": change_lines(snap.changes) if snap else [],
+        "checked_ago": ago(snap.checked_at if snap else None),
+        "fetched_ago": ago(snap.fetched_at if snap else None),
+        "changed_ago": ago(snap.first_fetched_at if snap and snap.changes else None),
     }
 
 

@@ -20,7 +20,7 @@ from django.shortcuts import redirect, render
 from a2aconsole.core.agents import mask_url
 from a2aconsole.core.errors import ConflictError, ValidationError
 from a2aconsole.core.workspace import AgentsFile, Workspace
-from a2aconsole.web import audit
+from a2aconsole.web import audit, card_history
 from a2aconsole.web.agents_text import (
     HIDDEN_KEY,
     HIDDEN_URL_PARTS,
@@ -246,6 +246,8 @@ def agent_edit(request: HttpRequest, name: str) -> HttpResponse:
                     form.add_error(None, p)
                 return render(request, "web/agents/form.html", _form_ctx(form, "edit", ws, entry), status=400)
             _audit(request, "agent-edited", new_name, audit.entry_changes(old, raw[i]))
+            if new_name != name:
+                card_history.rename(str(ws.root), name, new_name)
             messages.success(request, f"Agent {new_name} saved.")
             return redirect("agent", name=new_name)
         return render(request, "web/agents/form.html", _form_ctx(form, "edit", ws, entry), status=400)
@@ -293,6 +295,7 @@ def agent_delete(request: HttpRequest, name: str) -> HttpResponse:
             }
             return render(request, "web/agents/conflict.html", ctx, status=CONFLICT_PAGE)
         _audit(request, "agent-deleted", name, audit.entry_summary(gone))
+        card_history.forget(str(ws.root), name)
         messages.success(request, f"Agent {name} deleted.")
         return redirect("agents")
     if entry is None:
