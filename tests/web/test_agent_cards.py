@@ -23,6 +23,7 @@ from a2aconsole.web.models import CardSnapshot
 from tests.support.agents import TestAgent
 from tests.support.console import create_owner
 from tests.support.js_agents import JsAgent
+from tests.web.test_console_pages import check_page
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -161,6 +162,7 @@ async def test_no_key_in_any_card_page_or_snapshot(
     assert "my key is ***" in pages[1]
     for html in pages:
         assert KEY not in html and "pw-" not in html
+        check_page("agents", html)
     stored = await sync_to_async(lambda: [json.dumps(s.card) + s.error for s in CardSnapshot.objects.all()])()
     assert stored and not any(KEY in s for s in stored)
 

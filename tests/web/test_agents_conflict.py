@@ -16,6 +16,7 @@ from a2aconsole.web.models import AuditEntry
 from a2aconsole.web.views.agents import CONFLICT_PAGE
 from tests.support.console import create_owner
 from tests.support.csp import assert_strict_csp, inline_code
+from tests.web.test_console_pages import check_page
 
 pytestmark = pytest.mark.django_db
 
@@ -53,8 +54,10 @@ def form_of(page: str, resolution: str) -> dict[str, str]:
 
 
 def no_secret(page: str) -> None:
+    """No key or URL secret, and the page is plain (labelled controls, CSRF tokens, no inline code)."""
     for s in SECRETS:
         assert s not in page
+    check_page("conflict page", page)
 
 
 def open_editor(owner: Client) -> dict[str, str]:
