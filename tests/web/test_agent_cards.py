@@ -172,11 +172,15 @@ async def test_client_off_records_nothing_against_the_agent(
 ) -> None:
     from dataclasses import replace
 
-    ws.save_agents([{"name": "bot", "url": agent.url}], None)
+    ws.save_agents([{"name": "bot", "url": agent.url}, {"name": "new", "url": agent.url}], None)
+    await owner.post("/agent/bot/refetch/", {})
     tool.settings = replace(tool.settings, enabled=False)
     r = await owner.post("/agents/refresh/", {}, headers=HX)
-    assert "the A2A client is off" in r.text and "not checked yet" in r.text
-    assert await sync_to_async(CardSnapshot.objects.count)() == 0
+    assert "the A2A client is off" in r.text and "not checked yet" in row(r.text, "new")
+    assert "Echo, Files" in row(r.text, "bot") and "reachable" in row(r.text, "bot")  # what was known stays
+    r = await owner.post("/agent/bot/refetch/", {}, headers=HX)
+    assert "Not fetched: the A2A client is off" in r.text and "Echo, Files" in r.text
+    assert await sync_to_async(CardSnapshot.objects.count)() == 1
     assert "the A2A client is off" in (await owner.get("/agent/bot/")).text
 
 

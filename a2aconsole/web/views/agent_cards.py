@@ -162,15 +162,16 @@ def agent_list(request: HttpRequest) -> HttpResponse:
     ws = scope.console_workspace()
     af = ws.read_agents()
     rows = _rows(str(ws.root), af)
-    ctx = {"nav": "agents", "title": "Agents", "af": af, "agents": rows, "ws": ws, "refresh_after": STALE_AFTER}
-    ctx["needs_refresh"] = any(r["checked_at"] is None or r["checked_at"] < timezone.now() - STALE_AFTER for r in rows)
+    stale_before = timezone.now() - STALE_AFTER
+    ctx = {"nav": "agents", "title": "Agents", "af": af, "agents": rows, "ws": ws}
+    ctx["needs_refresh"] = any(r["checked_at"] is None or r["checked_at"] < stale_before for r in rows)
     return render(request, "web/agents/list.html", ctx)
 
 
 @require_POST
 async def agents_refresh(request: HttpRequest) -> HttpResponse:
     """Fetch the cards again, all of them or (`only=stale`, what the list asks on load) those not checked in
-    the last STALE_AFTER, at most PARALLEL at once; htmx gets the table, a form the list again."""
+    the last STALE_AFTER, at most PARALLEL at once. htmx gets the table; a plain form post goes back to the list."""
     ws = scope.console_workspace()
     af = await sync_to_async(ws.read_agents)()
     root = str(ws.root)
@@ -208,6 +209,8 @@ async def agent_refetch(request: HttpRequest, name: str) -> HttpResponse:
     if entry is None:
         raise Http404("no such agent")
     got, snap = await fetch_and_record(str(ws.root), entry, card_history.secrets(af.entries))
+    if snap is None:  # not asked (client off): the row keeps what was known
+        snap = (await sync_to_async(card_history.latest)(str(ws.root), [name])).get(name)
     if request.headers.get("HX-Request"):
         ctx = {"a": _row(entry, snap), "skipped": "" if got.recorded else got.error}
         return await sync_to_async(render)(request, "web/agents/list.html#agent-row", ctx)
