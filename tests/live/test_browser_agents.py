@@ -101,6 +101,11 @@ def test_agents_list_fills_in_and_refetches_a_changed_card(page: Page, server: C
     assert KEY not in page.content()
     page.reload()
     expect(page.locator("#agent-row-bot")).to_contain_text("version: 1.0.0 → 2.0.0")
+    page.get_by_role("link", name="bot", exact=True).click()
+    history = page.locator("section", has=page.get_by_role("heading", name="Card history"))
+    expect(history).to_contain_text("version 2.0.0")
+    expect(history).to_contain_text("The first card seen")
+    shot(page, "agent-history")
     assert errors == []
 
 

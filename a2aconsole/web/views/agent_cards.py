@@ -254,6 +254,7 @@ async def agent_detail(request: HttpRequest, name: str) -> HttpResponse:
         "card_json": json.dumps(card, indent=2, ensure_ascii=False) if card else "",
         "card_meta": _card_meta(card) if card else {},
         "history": [{"snap": s, "changes": change_lines(s.changes)} for s in snaps],
+        "keep": card_history.KEEP,
     }
     return await sync_to_async(render)(request, "web/agents/detail.html", ctx)
 
