@@ -236,3 +236,23 @@ def test_side_by_side_folds_long_unchanged_runs_and_merge_marks_overlaps() -> No
     assert conflicts == 0 and "line 2 theirs" in text and "line 25 yours" in text and not marker_lines(text)
     text, conflicts = merged(base, base.replace("line 2\n", "line 2 yours\n"), theirs)
     assert conflicts == 1 and marker_lines(text) == [3, 5, 7]
+
+
+def test_list_queries_do_not_grow_with_the_agents(client, ws: Workspace, db: None) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client.force_login(create_owner())
+    counts = []
+    for n in (3, 30):
+        entries = [AgentEntry(name=f"a{i}", url=f"http://127.0.0.1:{i + 1}/") for i in range(n)]
+        ws.save_agents([e.to_json() for e in entries], None)
+        for e in entries:
+            card_history.record(
+                str(ws.root), e, {"name": e.name, "skills": [{"id": "s", "name": "S"}]}, "", timezone.now()
+            )
+        with CaptureQueriesContext(connection) as queries:
+            page = client.get("/agents/")
+        assert page.status_code == 200 and page.text.count('class="badge state-completed">reachable') == n
+        counts.append(len(queries))
+    assert counts[0] == counts[1]
