@@ -21,6 +21,10 @@ from a2aconsole.web.models import AuditEntry
 log = logging.getLogger(__name__)
 
 AFTER_CONFLICT = "saved over a change made since the form was opened"
+# how an agents.json conflict page was resolved
+FILE_KEPT_YOURS = "after a conflict: kept yours over a change made since the editor was opened"
+FILE_MERGED = "after a conflict: saved a merge with a change made since the editor was opened"
+FILE_KEPT = "after a conflict: kept the file as it was; the other change was not saved"
 
 
 def record(

@@ -122,7 +122,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
                 "web/watches.html#watch-table", {**watches.table(p.get("q", ""), self.live), "oob": True}
             )
         if self.page == "agents":  # agents.json changed (by hand, another tab, the CLI): the list as it is now
-            from a2aconsole.web.views.agents import list_state
+            from a2aconsole.web.views.agent_cards import list_state
 
             return render_to_string("web/agents/list.html#agent-list", {**list_state(), "oob": True})
         if self.page == "dashboard":

@@ -68,10 +68,24 @@ class AgentForm(forms.Form):
 
 
 class RawAgentsForm(forms.Form):
+    """The raw editor. `base` is the text the editor opened with (what a conflict merges from); `resolution`
+    says which way a conflict page was resolved (keep yours, keep the file's, a merge), empty otherwise."""
+
+    RESOLUTIONS = [("", "save"), ("yours", "keep yours"), ("file", "keep the file's"), ("merge", "save a merge")]
+
     text = forms.CharField(
         label="agents.json", widget=forms.Textarea(attrs={"class": "raw", "spellcheck": "false"}), required=False
     )
     version = forms.CharField(widget=forms.HiddenInput)
+    base = forms.CharField(widget=forms.HiddenInput, required=False, strip=False)
+    resolution = forms.ChoiceField(choices=RESOLUTIONS, required=False, widget=forms.HiddenInput)
+
+    def clean_text(self) -> str:
+        return str(self.cleaned_data["text"]).replace("\r\n", "\n")  # browsers send CRLF; the file keeps LF
+
+    def clean_base(self) -> str | None:
+        base = str(self.cleaned_data.get("base") or "").replace("\r\n", "\n")
+        return base or None
 
 
 class VersionForm(forms.Form):

@@ -1,6 +1,7 @@
 """What the database holds: chat targets, their web inbox, each task's event history, and the audit log.
 
-Agents and watches are NOT here: `agents.json` and `pending.json` are the truth for those.
+Agents and watches are NOT here: `agents.json` and `pending.json` are the truth for those. The cards the agents
+published are kept (a bounded history per agent) to show what changed, never to stand in for the file.
 """
 
 from __future__ import annotations
@@ -96,6 +97,7 @@ class AuditEntry(models.Model):
         ("agent-edited", "Edited an agent"),
         ("agent-deleted", "Deleted an agent"),
         ("agents-file-saved", "Saved agents.json as text"),
+        ("agents-file-kept", "Kept agents.json as it was after a conflict"),
         ("token-created", "Made an API token"),
         ("token-revoked", "Revoked an API token"),
     ]
@@ -116,3 +118,32 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.username or '-'} {self.action} {self.subject}"
+
+
+class CardSnapshot(models.Model):
+    """One version of an agent's card as the console fetched it, so a refetch can say what changed since.
+
+    A refetch of the same card only moves `fetched_at`; a different card is a new row with `changes` against
+    the one before. Bounded: the newest `card_history.KEEP` rows per agent, each card capped in size. Cards
+    are stored scrubbed (the entry's key blanked, URLs as scheme, host, port and path). `checked_at` and
+    `error` on an agent's newest row say whether it answered the last time it was asked.
+    """
+
+    workspace = models.CharField(max_length=1000)
+    agent = models.CharField(max_length=40)
+    card = models.JSONField(default=dict, blank=True, help_text="The scrubbed card; {} when never reached")
+    digest = models.CharField(max_length=64, blank=True, help_text="sha256 of the whole scrubbed card")
+    trimmed = models.BooleanField(default=False, help_text="The card was too big: only its summary is kept")
+    extended = models.BooleanField(default=False, help_text="The extended card, read with the key")
+    changes = models.JSONField(default=dict, blank=True, help_text="What changed from the version before")
+    first_fetched_at = models.DateTimeField(null=True, blank=True)
+    fetched_at = models.DateTimeField(null=True, blank=True, help_text="The last fetch that returned this card")
+    checked_at = models.DateTimeField(help_text="The last time the agent was asked")
+    error = models.CharField(max_length=500, blank=True, help_text="Why the last fetch failed; empty when it worked")
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["agent", "workspace"], name="card_snapshot_agent")]
+
+    def __str__(self) -> str:
+        return f"{self.agent} card {self.digest[:8] or '(none)'}"

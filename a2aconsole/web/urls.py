@@ -1,15 +1,17 @@
 from django.urls import path
 
-from .views import agents, audit, auth, conversation, dashboard, inbox, status, targets, tasks, watches
+from .views import agent_cards, agents, audit, auth, conversation, dashboard, inbox, status, targets, tasks, watches
 
 urlpatterns = [
     # the console pages
     path("", dashboard.page, name="dashboard"),
     path("dashboard/agents/", dashboard.agents, name="dashboard-agents"),
-    path("agents/", agents.agent_list, name="agents"),
+    path("agents/", agent_cards.agent_list, name="agents"),
+    path("agents/refresh/", agent_cards.agents_refresh, name="agents-refresh"),
     path("agents/add/", agents.agent_add, name="agent-add"),
     path("agents/file/", agents.agents_file, name="agents-file"),
-    path("agent/<str:name>/", agents.agent_detail, name="agent"),
+    path("agent/<str:name>/", agent_cards.agent_detail, name="agent"),
+    path("agent/<str:name>/refetch/", agent_cards.agent_refetch, name="agent-refetch"),
     path("agent/<str:name>/edit/", agents.agent_edit, name="agent-edit"),
     path("agent/<str:name>/delete/", agents.agent_delete, name="agent-delete"),
     path("chat/", conversation.home, name="conversation-home"),

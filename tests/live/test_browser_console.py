@@ -201,7 +201,7 @@ def test_edit_conflict(page: Page, server: ConsoleServer, bot: TestAgent) -> Non
     server.workspace.save_agents(entries, None)
     page.get_by_role("button", name="Save").click()
     expect(page.get_by_role("heading", name="The agents file changed")).to_be_visible()
-    expect(page.get_by_text("changed behind your back")).to_be_visible()
+    expect(page.get_by_text("changed behind your back", exact=True)).to_be_visible()  # the diff shows it too
     assert "k-browser-secret" not in page.content()
     shot(page, "conflict")
 

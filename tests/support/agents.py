@@ -20,7 +20,8 @@ One scripted executor; the first word of the user's text picks the scenario:
                       `leak hold <gate>` does so once released, `leak error` refuses with the key in the error
 
 Agent options (per server): api key required, bearer-only card, streaming, push, extended card,
-message-only, a 0.3 compat server. Every request is recorded (headers lower-case, message parts and metadata).
+message-only, a 0.3 compat server. `change_card(...)` publishes a different card while the agent runs.
+Every request is recorded (headers lower-case, message parts and metadata).
 """
 
 from __future__ import annotations
@@ -397,6 +398,30 @@ class TestAgent:
             card.security_schemes[name].CopyFrom(scheme)
             card.security_requirements.append(SecurityRequirement(schemes={name: StringList(list=[])}))
         return card
+
+    def change_card(
+        self,
+        *,
+        version: str | None = None,
+        skills: list[AgentSkill] | None = None,
+        streaming: bool | None = None,
+        push: bool | None = None,
+        description: str | None = None,
+    ) -> None:
+        """Publish a different card from the next request on (the card route serves `self.card` as it is then),
+        as an agent redeployed under the same address would. Not for `legacy` agents (their card is fixed)."""
+        assert not self.options.legacy, "a legacy agent's card is serialized once at start"
+        if version is not None:
+            self.card.version = version
+        if skills is not None:
+            del self.card.skills[:]
+            self.card.skills.extend(skills)
+        if streaming is not None:
+            self.card.capabilities.streaming = streaming
+        if push is not None:
+            self.card.capabilities.push_notifications = push
+        if description is not None:
+            self.card.description = description
 
     async def push_configs(self, task_id: str) -> list[dict[str, Any]]:
         """The push configs the agent holds for a task, asked through its own A2A API

@@ -15,8 +15,9 @@ from django.utils import timezone
 
 from a2aconsole.api.models import ApiToken
 from a2aconsole.core.workspace import Workspace
-from a2aconsole.web.audit import AFTER_CONFLICT
+from a2aconsole.web.audit import AFTER_CONFLICT, FILE_KEPT_YOURS
 from a2aconsole.web.models import AuditEntry, ChatTarget
+from a2aconsole.web.views.agents import CONFLICT_PAGE
 from tests.support.console import create_owner
 
 pytestmark = pytest.mark.django_db
@@ -77,7 +78,7 @@ def test_conflict_resolution_saves_say_so(owner: Client, ws: Workspace) -> None:
     ws.save_agents([{"name": "bot", "url": "http://127.0.0.1:9/", "key": KEY, "description": "theirs"}], None)
     edit = {"name": "bot", "url": "http://127.0.0.1:9/", "description": "mine", "version": stale}
     conflict = owner.post("/agent/bot/edit/", edit)
-    assert conflict.status_code == 409 and 'name="after_conflict" value="1"' in conflict.text
+    assert conflict.status_code == CONFLICT_PAGE and 'name="after_conflict" value="1"' in conflict.text
     assert entries() == []  # nothing saved, nothing recorded
     assert owner.post("/agent/bot/edit/", {**edit, "version": version(ws), "after_conflict": "1"}).status_code == 302
 
@@ -85,19 +86,19 @@ def test_conflict_resolution_saves_say_so(owner: Client, ws: Workspace) -> None:
     stale = version(ws)
     ws.save_agents([{"name": "bot", "url": "http://127.0.0.1:9/", "key": KEY, "description": "again"}], None)
     page = owner.post("/agents/file/", {"text": text, "version": stale})
-    assert page.status_code == 409 and 'name="after_conflict" value="1"' in page.text
-    resolved = owner.post("/agents/file/", {"text": text, "version": version(ws), "after_conflict": "1"})
+    assert page.status_code == CONFLICT_PAGE and 'name="resolution" value="yours"' in page.text
+    resolved = owner.post("/agents/file/", {"text": text, "version": version(ws), "resolution": "yours"})
     assert resolved.status_code == 302
 
     stale = version(ws)
     ws.save_agents([{"name": "bot", "url": "http://127.0.0.1:9/", "key": KEY, "description": "3rd"}], None)
     page = owner.post("/agent/bot/delete/", {"version": stale})
-    assert page.status_code == 409 and 'name="after_conflict" value="1"' in page.text
+    assert page.status_code == CONFLICT_PAGE and 'name="after_conflict" value="1"' in page.text
     assert owner.post("/agent/bot/delete/", {"version": version(ws), "after_conflict": "1"}).status_code == 302
 
     assert entries() == [
         ("agent-edited", "bot", f"description changed; {AFTER_CONFLICT}"),
-        ("agents-file-saved", "agents.json", f"changed bot; {AFTER_CONFLICT}"),
+        ("agents-file-saved", "agents.json", f"changed bot; {FILE_KEPT_YOURS}"),
         ("agent-deleted", "bot", f"URL http://127.0.0.1:9/; key set; {AFTER_CONFLICT}"),
     ]
     assert ws.read_agents().entries == []

@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 
 from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.views.agents import CONFLICT_PAGE
 from tests.support.console import create_owner
 
 pytestmark = pytest.mark.django_db
@@ -82,7 +83,7 @@ def test_stale_edit_gets_conflict_view_not_overwrite(owner: Client, ws: Workspac
     stale = ws.read_agents().version
     write_agents(ws, [{"name": "bot", "url": "http://127.0.0.1:9/other", "key": KEY}])
     r = owner.post("/agent/bot/edit/", {"name": "bot", "url": "http://127.0.0.1:5/", "version": stale})
-    assert r.status_code == 409
+    assert r.status_code == CONFLICT_PAGE
     assert "changed" in r.text and "http://127.0.0.1:9/other" in r.text
     assert KEY not in r.text
     assert ws.read_agents().get("bot").url == "http://127.0.0.1:9/other"
@@ -97,7 +98,7 @@ def test_delete_with_version(owner: Client, ws: Workspace) -> None:
     write_agents(ws, [{"name": "a", "url": "http://127.0.0.1:1/"}, {"name": "b", "url": "http://127.0.0.1:2/"}])
     stale = ws.read_agents().version
     write_agents(ws, [{"name": "a", "url": "http://127.0.0.1:1/"}, {"name": "b", "url": "http://127.0.0.1:3/"}])
-    assert owner.post("/agent/a/delete/", {"version": stale}).status_code == 409
+    assert owner.post("/agent/a/delete/", {"version": stale}).status_code == CONFLICT_PAGE
     assert [e.name for e in ws.read_agents().entries] == ["a", "b"]
     r = owner.post("/agent/a/delete/", {"version": ws.read_agents().version})
     assert r.status_code == 302
@@ -179,4 +180,4 @@ def test_raw_editor_hides_keys_and_keeps_them_on_save(owner: Client, ws: Workspa
     assert af.get("bot").key == KEY and af.get("b").url == "http://y/" and af.get("s").url == secret_url
     # a conflict shows the current file with its keys hidden too
     r = owner.post("/agents/file/", {"text": text, "version": version})
-    assert r.status_code == 409 and KEY not in r.text and HIDDEN_KEY in r.text
+    assert r.status_code == CONFLICT_PAGE and KEY not in r.text and HIDDEN_KEY in r.text

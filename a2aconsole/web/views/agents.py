@@ -1,4 +1,5 @@
-"""Agents over `agents.json`: list, add, edit, delete, the raw file editor, and one agent's card.
+"""Agents over `agents.json`: add, edit, delete and the raw file editor (the list and the cards are in
+`agent_cards.py`).
 
 Forms carry the file's version; a save from a stale version shows the conflict instead of overwriting.
 Keys are write-only here: pages say "key set" or "no key", URLs show scheme, host, port and path only, and
@@ -8,25 +9,36 @@ shown as it is, and only when the owner asks.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 
-from a2aconsole.core.agents import is_http_url, mask_url
+from a2aconsole.core.agents import mask_url
 from a2aconsole.core.errors import ConflictError, ValidationError
 from a2aconsole.core.workspace import AgentsFile, Workspace
-from a2aconsole.web import audit
+from a2aconsole.web import audit, card_history
+from a2aconsole.web.agents_text import (
+    HIDDEN_KEY,
+    HIDDEN_URL_PARTS,
+    TYPED_KEY,
+    TYPED_URL_PARTS,
+    masked_text,
+    unmasked_text,
+    without_typed_secrets,
+)
+from a2aconsole.web.file_conflict import marker_lines, merged, side_by_side, unified
 from a2aconsole.web.forms import AgentForm, RawAgentsForm, VersionForm
 from a2aconsole.web.views import scope
 
 log = logging.getLogger(__name__)
+
+# A conflict page answers 200, not 409: it is the way forward, not a failure, and a browser logs every 4xx
+# page as a console error. It says "nothing was saved" in words, and the file is untouched.
+CONFLICT_PAGE = 200
 
 
 def _raw_entries(af: AgentsFile) -> list[Any]:
@@ -58,18 +70,6 @@ def _audit(request: HttpRequest, action: str, subject: str, detail: str) -> None
     if request.POST.get("after_conflict") == "1":
         detail = f"{detail}; {audit.AFTER_CONFLICT}"
     audit.record(request, action, subject, detail=detail)
-
-
-def list_state() -> dict[str, Any]:
-    """The agents list as agents.json says now (the page, and its live fragment when the file changes)."""
-    ws = scope.console_workspace()
-    af = ws.read_agents()
-    return {"af": af, "agents": [_entry_view(e) for e in af.entries], "ws": ws}
-
-
-def agent_list(request: HttpRequest) -> HttpResponse:
-    ctx = {"nav": "agents", "title": "Agents", "ws_url": "/ws/console/agents/", **list_state()}
-    return render(request, "web/agents/list.html", ctx)
 
 
 def _broken(af: AgentsFile) -> str | None:
@@ -107,14 +107,44 @@ def _form_ctx(form: AgentForm, what: str, ws: Workspace, entry: Any = None) -> d
     }
 
 
+def _shown(entry: dict[str, Any], stored: dict[str, Any] | None) -> dict[str, Any]:
+    """An entry as a conflict page may show it: the stored key and URL secrets as placeholders, and the ones
+    the owner typed as TYPED_* placeholders (never shown back)."""
+    out = dict(entry)
+    if out.get("key"):
+        out["key"] = HIDDEN_KEY if stored and out["key"] == stored.get("key") else TYPED_KEY
+    url = out.get("url")
+    if isinstance(url, str) and url != mask_url(url):
+        kept = stored is not None and url == stored.get("url")
+        out["url"] = mask_url(url) + (HIDDEN_URL_PARTS if kept else TYPED_URL_PARTS)
+    return out
+
+
 def _conflict(request: HttpRequest, ws: Workspace, form: AgentForm, what: str, original: str = "") -> HttpResponse:
+    """The form's conflict page: the entry in the file now against yours, and keep yours, keep the file's,
+    or edit a merge (the form again, from the current version)."""
     af = ws.read_agents()
     d = form.cleaned_data
     current = af.get(original or d.get("name", ""))
+    try:
+        raw = _raw_entries(af)
+    except ValueError:
+        raw = []
+    i = _index_of(raw, original or d.get("name", ""))
+    stored = raw[i] if i is not None and isinstance(raw[i], dict) else None
+    yours = form.apply(dict(stored or {}))
+    stored_url = stored.get("url") if stored else None
+    if isinstance(stored_url, str) and d.get("url") == mask_url(stored_url):
+        yours["url"] = stored_url  # the form showed it masked: its hidden parts stay
+    theirs_text = json.dumps(_shown(stored, stored), indent=2, ensure_ascii=False) if stored else ""
+    yours_shown = _shown(yours, stored)
+    yours_text = json.dumps(yours_shown, indent=2, ensure_ascii=False)
+    typed_secret = TYPED_KEY in yours_text or TYPED_URL_PARTS in yours_text
+    shown_url = str(yours_shown.get("url", "")).removesuffix(HIDDEN_URL_PARTS).removesuffix(TYPED_URL_PARTS)
     fresh = AgentForm(
         initial={
             "name": d.get("name", ""),
-            "url": d.get("url", ""),
+            "url": shown_url,
             "description": d.get("description", ""),
             "version": af.version,
         }
@@ -126,21 +156,40 @@ def _conflict(request: HttpRequest, ws: Workspace, form: AgentForm, what: str, o
         "mine": {
             "name": d.get("name", ""),
             "masked_url": mask_url(d.get("url", "")),
+            "url": shown_url,
             "description": d.get("description", ""),
             "typed_key": bool(d.get("key")),
+            "remove_key": bool(d.get("remove_key")),
         },
+        "rows": side_by_side(theirs_text, yours_text),
+        "typed_secret": typed_secret,
         "current": _entry_view(current),
         "form": fresh,
+        "version": af.version,
         "original": original,
         "broken": _broken(af),
     }
-    return render(request, "web/agents/conflict.html", ctx, status=409)
+    return render(request, "web/agents/conflict.html", ctx, status=CONFLICT_PAGE)
+
+
+def _keep_file(request: HttpRequest, ws: Workspace, form: AgentForm, what: str, original: str = "") -> HttpResponse:
+    """ "Keep the file's" on the form's conflict page: nothing is written; from a version that is no longer
+    the file's, the conflict page comes back with the newer file instead."""
+    af = ws.read_agents()
+    if form.cleaned_data["version"] != af.version:
+        return _conflict(request, ws, form, what, original)
+    subject = original or form.cleaned_data["name"]
+    audit.record(request, "agents-file-kept", subject, detail=audit.FILE_KEPT)
+    messages.success(request, "agents.json kept as it is; your change was not saved.")
+    return redirect("agent", name=subject) if af.get(subject) is not None else redirect("agents")
 
 
 def agent_add(request: HttpRequest) -> HttpResponse:
     ws = scope.console_workspace()
     if request.method == "POST":
         form = AgentForm(request.POST, adding=True)
+        if form.is_valid() and request.POST.get("resolution") == "file":
+            return _keep_file(request, ws, form, "add")
         if form.is_valid():
             af = ws.read_agents()
             if (why := _broken(af)) is not None:
@@ -167,6 +216,8 @@ def agent_edit(request: HttpRequest, name: str) -> HttpResponse:
     entry = af.get(name)
     if request.method == "POST":
         form = AgentForm(request.POST)
+        if form.is_valid() and request.POST.get("resolution") == "file":
+            return _keep_file(request, ws, form, "edit", original=name)
         if form.is_valid():
             if form.cleaned_data["version"] != af.version:
                 return _conflict(request, ws, form, "edit", original=name)
@@ -195,6 +246,8 @@ def agent_edit(request: HttpRequest, name: str) -> HttpResponse:
                     form.add_error(None, p)
                 return render(request, "web/agents/form.html", _form_ctx(form, "edit", ws, entry), status=400)
             _audit(request, "agent-edited", new_name, audit.entry_changes(old, raw[i]))
+            if new_name != name:
+                card_history.rename(str(ws.root), name, new_name)
             messages.success(request, f"Agent {new_name} saved.")
             return redirect("agent", name=new_name)
         return render(request, "web/agents/form.html", _form_ctx(form, "edit", ws, entry), status=400)
@@ -240,8 +293,9 @@ def agent_delete(request: HttpRequest, name: str) -> HttpResponse:
                 "name": name,
                 "version": ws.read_agents().version,
             }
-            return render(request, "web/agents/conflict.html", ctx, status=409)
+            return render(request, "web/agents/conflict.html", ctx, status=CONFLICT_PAGE)
         _audit(request, "agent-deleted", name, audit.entry_summary(gone))
+        card_history.forget(str(ws.root), name)
         messages.success(request, f"Agent {name} deleted.")
         return redirect("agents")
     if entry is None:
@@ -253,203 +307,102 @@ def agent_delete(request: HttpRequest, name: str) -> HttpResponse:
     )
 
 
-HIDDEN_KEY = "(hidden: the key stays as it is)"
-HIDDEN_URL_PARTS = " (+ hidden parts, kept)"
-
-
-def masked_text(text: str | None) -> str | None:
-    """The file's text with every key replaced by HIDDEN_KEY, or None when it is not a JSON array (a
-    malformed file is edited as it is). A file without keys keeps its formatting."""
-    try:
-        data = json.loads(text or "[]")
-    except ValueError:
-        return None
-    if not isinstance(data, list):
-        return None
-    if not any(isinstance(e, dict) and (e.get("key") or _url_hides(e.get("url"))) for e in data):
-        return text or "[\n]\n"
-    masked = []
-    for e in data:
-        if isinstance(e, dict):
-            e = dict(e)
-            if e.get("key"):
-                e["key"] = HIDDEN_KEY
-            if _url_hides(e.get("url")):
-                e["url"] = mask_url(e["url"]) + HIDDEN_URL_PARTS
-        masked.append(e)
-    return json.dumps(masked, indent=2, ensure_ascii=False) + "\n"
-
-
-def _url_hides(url: Any) -> bool:
-    """Whether the URL has parts a page never shows (user, password, query, fragment)."""
-    return isinstance(url, str) and bool(url) and url != mask_url(url)
-
-
-def unmasked_text(text: str, current: AgentsFile) -> tuple[str, list[str]]:
-    """The edited text with each HIDDEN_KEY put back from the stored entry of the same name; problems
-    when a hidden key has no entry to come from (renamed or new)."""
-    if HIDDEN_KEY not in text and HIDDEN_URL_PARTS not in text:
-        return text, []
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return text, []  # the file layer reports the JSON error
-    if not isinstance(data, list):
-        return text, []
-    try:
-        stored = _raw_entries(current)
-    except ValueError:
-        stored = []
-    by_name = {e["name"]: e for e in stored if isinstance(e, dict) and isinstance(e.get("name"), str)}
-    keys = {n: e["key"] for n, e in by_name.items() if isinstance(e.get("key"), str) and e["key"]}
-    problems: list[str] = []
-    for e in data:
-        url = e.get("url") if isinstance(e, dict) else None
-        if isinstance(url, str) and url.endswith(HIDDEN_URL_PARTS):
-            old = by_name.get(e.get("name"), {}).get("url")
-            if isinstance(old, str) and mask_url(old) + HIDDEN_URL_PARTS == url:
-                e["url"] = old
-            else:
-                problems.append(
-                    f'entry "{e.get("name")}": its URL has hidden parts and no saved entry matches; type the whole URL'
-                )
-        if isinstance(e, dict) and e.get("key") == HIDDEN_KEY:
-            name = e.get("name")
-            if isinstance(name, str) and name in keys:
-                e["key"] = keys[name]
-            else:
-                problems.append(
-                    f'entry "{name}": its key is hidden and no saved entry of that name has one; type the key'
-                )
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n", problems
-
-
 def agents_file(request: HttpRequest) -> HttpResponse:
     """The raw editor. Keys show as HIDDEN_KEY and are put back on save; only a malformed file (which
-    cannot be parsed to hide them) is shown as it is, and then only when asked for (`?show=1`)."""
+    cannot be parsed to hide them) is shown as it is, and then only when asked for (`?show=1`).
+
+    A save from a stale version shows the conflict page: the two texts compared, and three ways out (keep
+    yours, keep the file's, save a merge), each made from the version the page showed, so a file changed
+    again meanwhile brings the conflict page back instead of being overwritten."""
     ws = scope.console_workspace()
     af = ws.read_agents()
     ctx: dict[str, Any] = {"nav": "agents", "title": "Edit agents.json", "af": af, "path": str(af.path)}
     ctx.update(hidden_key=HIDDEN_KEY, hidden_url=HIDDEN_URL_PARTS.strip())
     if request.method == "POST":
         form = RawAgentsForm(request.POST)
-        if form.is_valid():
-            text, problems = unmasked_text(form.cleaned_data["text"], af)
-            try:
-                if problems:
-                    raise ValidationError(problems)
-                ws.save_agents_text(text, form.cleaned_data["version"])
-            except ValidationError as e:
-                ctx.update(form=form, show=True, problems=e.problems)
-                return _no_store(render(request, "web/agents/file.html", ctx, status=400))
-            except ConflictError as e:
-                fresh = RawAgentsForm(initial={"text": form.cleaned_data["text"], "version": e.current_version})
-                current = masked_text(e.current_text)
-                ctx.update(form=fresh, show=True, conflict=True, current_text=current)
-                return _no_store(render(request, "web/agents/file.html", ctx, status=409))
-            _audit(request, "agents-file-saved", "agents.json", audit.file_changes(af.text, text))
-            messages.success(request, "agents.json saved.")
+        if not form.is_valid():
+            ctx.update(form=form, show=True)
+            return _no_store(render(request, "web/agents/file.html", ctx, status=400))
+        d = form.cleaned_data
+        resolution, posted = d["resolution"], d["text"]
+        if resolution == "file":
+            if d["version"] != af.version:
+                return _file_conflict(request, af, posted, d["base"])
+            audit.record(request, "agents-file-kept", "agents.json", detail=audit.FILE_KEPT)
+            messages.success(request, "agents.json kept as it is; your change was not saved.")
             return redirect("agents")
-        ctx.update(form=form, show=True)
-        return _no_store(render(request, "web/agents/file.html", ctx, status=400))
+        if resolution == "merge" and (marks := marker_lines(posted)):
+            where = ", ".join(map(str, marks[:10]))
+            problem = (
+                f"the merge still has conflict markers (lines {where}): keep one side of each, remove the marker lines"
+            )
+            return _file_conflict(request, af, posted, d["base"], problems=[problem], merge_text=posted)
+        text, problems = unmasked_text(posted, af)
+        try:
+            if problems:
+                raise ValidationError(problems)
+            ws.save_agents_text(text, d["version"])
+        except ValidationError as e:
+            if resolution:
+                return _file_conflict(request, af, posted, d["base"], problems=e.problems, merge_text=posted)
+            ctx.update(form=form, show=True, problems=e.problems)
+            return _no_store(render(request, "web/agents/file.html", ctx, status=400))
+        except ConflictError:
+            return _file_conflict(request, ws.read_agents(), posted, d["base"])
+        detail = audit.file_changes(af.text, text)
+        if resolution:
+            detail = f"{detail}; {audit.FILE_KEPT_YOURS if resolution == 'yours' else audit.FILE_MERGED}"
+        _audit(request, "agents-file-saved", "agents.json", detail)
+        messages.success(request, "agents.json saved.")
+        return redirect("agents")
     masked = masked_text(af.text)
     show = masked is not None or request.GET.get("show") == "1"
     ctx.update(show=show, keys_visible=masked is None)
     if show:
-        ctx["form"] = RawAgentsForm(initial={"text": masked if masked is not None else af.text, "version": af.version})
+        text = masked if masked is not None else af.text
+        ctx["form"] = RawAgentsForm(initial={"text": text, "version": af.version, "base": text})
     return _no_store(render(request, "web/agents/file.html", ctx))
+
+
+def _file_conflict(
+    request: HttpRequest,
+    current: AgentsFile,
+    yours: str,
+    base: str | None,
+    *,
+    problems: list[str] | None = None,
+    merge_text: str | None = None,
+) -> HttpResponse:
+    """The conflict page: the file now against your text (secrets as placeholders on both sides), and the
+    three forms, each carrying the version shown here."""
+    theirs = masked_text(current.text)
+    yours = without_typed_secrets(yours)
+    if merge_text is not None:
+        merge, conflicts = without_typed_secrets(merge_text), len(marker_lines(merge_text)) // 3
+    elif theirs is not None:
+        merge, conflicts = merged(without_typed_secrets(base) if base is not None else None, yours, theirs)
+    else:
+        merge, conflicts = yours, -1
+    ctx = {
+        "nav": "agents",
+        "title": "agents.json changed",
+        "path": str(current.path),
+        "theirs": theirs,
+        "yours": yours,
+        "typed_secret": TYPED_KEY in yours or TYPED_URL_PARTS in yours,
+        "rows": side_by_side(theirs, yours) if theirs is not None else [],
+        "unified": unified(theirs, yours) if theirs is not None else "",
+        "same": theirs is not None and theirs == yours,
+        "merge": merge,
+        "conflicts": conflicts,
+        "version": current.version,
+        "problems": problems or [],
+        "parse_error": current.parse_error,
+    }
+    return _no_store(render(request, "web/agents/file_conflict.html", ctx, status=CONFLICT_PAGE))
 
 
 def _no_store(resp: HttpResponse) -> HttpResponse:
     """The editor's text is the owner's file: no cache keeps a copy."""
     resp["Cache-Control"] = "no-store"
     return resp
-
-
-async def agent_detail(request: HttpRequest, name: str) -> HttpResponse:
-    """One agent: its entry, and its card as the tool reads it now (every visit fetches it again)."""
-    ws = scope.console_workspace()
-    af = await sync_to_async(ws.read_agents)()
-    entry = af.get(name)
-    if entry is None:
-        raise Http404("no such agent")
-    target = await sync_to_async(scope.console_target)()
-    result, card = await asyncio.gather(_describe_one(entry, target.id), _card_json(entry))
-    info = _pick_agent(result, name)
-    meta = _card_meta(card) if card else {}
-    for skill in (info or {}).get("skills") or []:
-        skill["tags"] = meta.get("tags", {}).get(skill.get("id")) or []
-    ctx = {
-        "nav": "agents",
-        "title": name,
-        "entry": _entry_view(entry),
-        "info": info,
-        "error": result.get("error") if not info else None,
-        "send_url": reverse("conversation", args=[target.id]),
-        "version": af.version,
-        "card_json": json.dumps(card, indent=2, ensure_ascii=False) if card else "",
-        "card_meta": meta,
-    }
-    return render(request, "web/agents/detail.html", ctx)
-
-
-async def _card_json(entry: Any) -> dict[str, Any] | None:
-    """The whole card as JSON (the extended one when the key opens it), for what the summary leaves out:
-    provider, version, input and output modes, security schemes. None when it cannot be read (the
-    description above says why). Our key is blanked should an agent ever echo it."""
-    from google.protobuf.json_format import MessageToDict
-
-    try:
-        remote = scope.tool().remote
-        card = await remote.fetch_card(entry)
-        if entry.key and card.capabilities.extended_agent_card:
-            try:
-                conn = await remote.connect(entry, card)
-                card = await asyncio.wait_for(conn.extended_card(), remote.card_timeout)
-            except Exception as e:  # the public card is still worth showing
-                log.info("extended card of %s not read: %s", entry.name, type(e).__name__)
-    except Exception as e:
-        log.info("card of %s not read: %s", entry.name, type(e).__name__)
-        return None
-    text = json.dumps(MessageToDict(card), ensure_ascii=False)
-    if entry.key:
-        text = text.replace(entry.key, "(key hidden)")
-    return json.loads(text)
-
-
-def _card_meta(card: dict[str, Any]) -> dict[str, Any]:
-    """The card facts an owner looks for that the tool's summary does not carry."""
-    provider = card.get("provider") or {}
-
-    def link(url: Any) -> str:  # only web addresses become links (a card could carry javascript:)
-        return url if isinstance(url, str) and is_http_url(url) else ""
-
-    return {
-        "description": card.get("description", ""),
-        "version": card.get("version", ""),
-        "provider": provider.get("organization", ""),
-        "provider_url": link(provider.get("url")),
-        "docs": link(card.get("documentationUrl")),
-        "input_modes": card.get("defaultInputModes") or [],
-        "output_modes": card.get("defaultOutputModes") or [],
-        "security": sorted((card.get("securitySchemes") or {}).keys()),
-        "tags": {s.get("id"): s.get("tags") or [] for s in card.get("skills") or []},
-    }
-
-
-async def _describe_one(entry: Any, target: str) -> dict[str, Any]:
-    """The tool's description of this one agent. The tool's `agents` action fetches every card and waits
-    for the slowest, so one dead agent would slow every agent page; the tool's own per-agent step is used
-    (cards are read with the client off too), and the whole action (with its errors) without a runtime."""
-    try:
-        return {"agents": [await scope.tool()._describe(entry)]}
-    except Exception:  # no runtime: the action below says why in the owner's words
-        pass
-    return await scope.run_tool("agents", {"agent": entry.name}, target)
-
-
-def _pick_agent(result: dict[str, Any], name: str) -> dict[str, Any] | None:
-    for a in result.get("agents") or []:
-        if isinstance(a, dict) and a.get("name") == name:
-            return a
-    return None

@@ -1,0 +1,308 @@
+"""The agents at a glance: the list with each card's summary, reachability and last change, the card refetch,
+and one agent's page.
+
+agents.json says which agents there are (read afresh on every page); what each card says comes from the card
+history (`web/card_history.py`), so the list never waits for the agents. The list asks for the cards not
+checked in the last STALE_AFTER once it is on screen (htmx, on load), and the owner can refetch one card or
+all of them; the agent's own page fetches its card on every visit. Every fetch goes through the tool's
+remote (the core), and is remembered with what changed since the version before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.timesince import timesince
+from django.views.decorators.http import require_POST
+
+from a2aconsole.core.agents import AgentEntry, is_http_url
+from a2aconsole.core.errors import A2AConsoleError
+from a2aconsole.core.workspace import AgentsFile
+from a2aconsole.web import card_history
+from a2aconsole.web.models import CardSnapshot
+from a2aconsole.web.views import scope
+
+log = logging.getLogger(__name__)
+
+STALE_AFTER = timedelta(seconds=60)  # the list refetches cards checked longer ago than this
+PARALLEL = 8  # cards fetched at once by one refresh
+
+
+@dataclass
+class Fetched:
+    """One card fetch: the card as JSON (None when it could not be read) and why not, in the owner's words.
+    `recorded` is False when the console itself could not ask (client off, no runtime): not the agent's fault."""
+
+    card: dict[str, Any] | None
+    error: str = ""
+    extended: bool = False
+    note: str = ""
+    recorded: bool = True
+
+
+async def fetch(entry: AgentEntry) -> Fetched:
+    """The agent's card through the core's remote (the extended card when the key opens it)."""
+    from google.protobuf.json_format import MessageToDict
+
+    try:
+        tool = scope.tool()
+    except Exception as e:  # no runtime: say why, record nothing against the agent
+        return Fetched(None, f"the console could not fetch cards: {type(e).__name__}", recorded=False)
+    remote = tool.remote  # cards are read with the client off too: off stops send, status and cancel only
+    try:
+        card = await remote.fetch_card(entry)
+    except A2AConsoleError as e:  # the core's errors are in words, URLs masked, keys never in them
+        return Fetched(None, str(e))
+    except Exception as e:
+        log.info("card of %s not read: %s", entry.name, type(e).__name__)
+        return Fetched(None, f'agent "{entry.name}": its card could not be read ({type(e).__name__})')
+    extended, note = False, ""
+    if entry.key and card.capabilities.extended_agent_card:
+        try:
+            conn = await remote.connect(entry, card)
+            async with asyncio.timeout(remote.card_timeout):  # not wait_for: see core.client.Connection._bounded
+                card = await conn.extended_card()
+            extended = True
+        except Exception as e:  # the public card is still worth showing
+            note = f"extended card not available: {e if isinstance(e, A2AConsoleError) else 'no answer in time'}"
+    return Fetched(MessageToDict(card), extended=extended, note=note)
+
+
+async def fetch_and_record(
+    ws_root: str, entry: AgentEntry, hidden: frozenset[str]
+) -> tuple[Fetched, CardSnapshot | None]:
+    """Fetch the card and remember it scrubbed of `hidden` (the workspace's secrets); None when not asked."""
+    got = await fetch(entry)
+    if not got.recorded:
+        return got, None
+    snap = await sync_to_async(card_history.record)(
+        ws_root, entry, got.card, got.error, timezone.now(), hidden=hidden, extended=got.extended
+    )
+    return got, snap
+
+
+def change_lines(changes: dict[str, Any]) -> list[str]:
+    """A change in words, one line each: what the list and the card history show."""
+
+    def skill(s: dict[str, Any]) -> str:
+        return s["name"] if s["name"] == s["id"] else f"{s['name']} ({s['id']})"
+
+    lines = [f"skill added: {skill(s)}" for s in changes.get("skills_added", [])]
+    lines += [f"skill removed: {skill(s)}" for s in changes.get("skills_removed", [])]
+    lines += [f"skill changed: {skill(s)}" for s in changes.get("skills_changed", [])]
+    yes_no = {True: "yes", False: "no"}
+    lines += [f"{c['name']}: {yes_no[c['old']]} → {yes_no[c['new']]}" for c in changes.get("capabilities", [])]
+    if v := changes.get("version"):
+        lines.append(f"version: {v['old'] or '(none)'} → {v['new'] or '(none)'}")
+    if f := changes.get("fields"):
+        lines.append("also changed: " + ", ".join(f))
+    return lines
+
+
+def ago(at: datetime | None) -> str:
+    """How long ago, in words ("just now", "3 minutes ago"); "" for never."""
+    if at is None:
+        return ""
+    if timezone.now() - at < timedelta(minutes=1):
+        return "just now"
+    return f"{timesince(at, depth=1)} ago"
+
+
+def _row(entry: AgentEntry, snap: CardSnapshot | None) -> dict[str, Any]:
+    """One agent as the list shows it: the entry (no key, masked URL) and its last known card."""
+    card = snap.card if snap is not None else {}
+    caps = card.get("capabilities") or {}
+    known = bool(card)
+    return {
+        "name": entry.name,
+        "masked_url": entry.masked_url,
+        "has_key": bool(entry.key),
+        "own_description": bool(entry.description),
+        "description": entry.description or card.get("description", ""),
+        "skills": [str(s.get("name") or s.get("id", "")) for s in card.get("skills") or [] if isinstance(s, dict)],
+        "streaming": bool(caps.get("streaming")) if known else None,
+        "push": bool(caps.get("pushNotifications")) if known else None,
+        "version": card.get("version", ""),
+        "checked_at": snap.checked_at if snap else None,
+        "fetched_at": snap.fetched_at if snap else None,
+        "error": snap.error if snap else "",
+        "reachable": None if snap is None else not snap.error,
+        "changed_at": snap.first_fetched_at if snap and snap.changes else None,
+        "changes": change_lines(snap.changes) if snap else [],
+        "checked_ago": ago(snap.checked_at if snap else None),
+        "fetched_ago": ago(snap.fetched_at if snap else None),
+        "changed_ago": ago(snap.first_fetched_at if snap and snap.changes else None),
+    }
+
+
+def _rows(ws_root: str, af: AgentsFile) -> list[dict[str, Any]]:
+    snaps = card_history.latest(ws_root, [e.name for e in af.entries])
+    return [_row(e, snaps.get(e.name)) for e in af.entries]
+
+
+def _is_stale(snap: CardSnapshot | None, now: Any) -> bool:
+    return snap is None or snap.checked_at < now - STALE_AFTER
+
+
+def list_state() -> dict[str, Any]:
+    """The agents list as agents.json says now, with the last known cards (the page, and its live fragment when
+    the file changes): no card is fetched for it."""
+    ws = scope.console_workspace()
+    af = ws.read_agents()
+    rows = _rows(str(ws.root), af)
+    stale_before = timezone.now() - STALE_AFTER
+    needs_refresh = any(r["checked_at"] is None or r["checked_at"] < stale_before for r in rows)
+    return {"af": af, "agents": rows, "ws": ws, "needs_refresh": needs_refresh}
+
+
+def agent_list(request: HttpRequest) -> HttpResponse:
+    ctx = {"nav": "agents", "title": "Agents", "ws_url": "/ws/console/agents/", **list_state()}
+    return render(request, "web/agents/list.html", ctx)
+
+
+@require_POST
+async def agents_refresh(request: HttpRequest) -> HttpResponse:
+    """Fetch the cards again, all of them or (`only=stale`, what the list asks on load) those not checked in
+    the last STALE_AFTER, at most PARALLEL at once. htmx gets the table; a plain form post goes back to the list."""
+    ws = scope.console_workspace()
+    af = await sync_to_async(ws.read_agents)()
+    root = str(ws.root)
+    entries = af.entries
+    if request.POST.get("only") == "stale":
+        snaps = await sync_to_async(card_history.latest)(root, [e.name for e in entries])
+        now = timezone.now()
+        entries = [e for e in entries if _is_stale(snaps.get(e.name), now)]
+    gate = asyncio.Semaphore(PARALLEL)
+    hidden = card_history.secrets(af.entries)
+
+    async def one(entry: AgentEntry) -> Fetched:
+        async with gate:
+            return (await fetch_and_record(root, entry, hidden))[0]
+
+    fetched = await asyncio.gather(*(one(e) for e in entries))
+    skipped = next((f.error for f in fetched if not f.recorded), "")
+    if not request.headers.get("HX-Request"):
+        if skipped:
+            await sync_to_async(messages.error)(request, f"Cards not fetched: {skipped}")
+        else:
+            await sync_to_async(messages.success)(request, f"{len(entries)} card{'s' * (len(entries) != 1)} fetched.")
+        return redirect("agents")
+    rows = await sync_to_async(_rows)(root, af)
+    ctx = {"af": af, "agents": rows, "skipped": skipped}
+    return await sync_to_async(render)(request, "web/agents/list.html#agents-table", ctx)
+
+
+@require_POST
+async def agent_refetch(request: HttpRequest, name: str) -> HttpResponse:
+    """Fetch one card now and say what changed; htmx gets the agent's row."""
+    ws = scope.console_workspace()
+    af = await sync_to_async(ws.read_agents)()
+    entry = af.get(name)
+    if entry is None:
+        raise Http404("no such agent")
+    got, snap = await fetch_and_record(str(ws.root), entry, card_history.secrets(af.entries))
+    if snap is None:  # not asked (client off): the row keeps what was known
+        snap = (await sync_to_async(card_history.latest)(str(ws.root), [name])).get(name)
+    if request.headers.get("HX-Request"):
+        ctx = {"a": _row(entry, snap), "skipped": "" if got.recorded else got.error}
+        return await sync_to_async(render)(request, "web/agents/list.html#agent-row", ctx)
+    if not got.recorded or got.card is None:
+        await sync_to_async(messages.error)(request, f"Card of {name} not fetched: {got.error}")
+    else:
+        changed = change_lines(snap.changes) if snap and snap.fetched_at == snap.first_fetched_at else []
+        said = "; ".join(changed) if changed else "nothing changed since the last fetch"
+        await sync_to_async(messages.success)(request, f"Card of {name} fetched: {said}.")
+    return redirect(reverse("agent", args=[name]) if request.POST.get("next") == "agent" else reverse("agents"))
+
+
+async def agent_detail(request: HttpRequest, name: str) -> HttpResponse:
+    """One agent: its entry, its card as read now (every visit fetches it again), and the card's history."""
+    ws = scope.console_workspace()
+    af = await sync_to_async(ws.read_agents)()
+    entry = af.get(name)
+    if entry is None:
+        raise Http404("no such agent")
+    target = await sync_to_async(scope.console_target)()
+    hidden = card_history.secrets(af.entries)
+    got, _ = await fetch_and_record(str(ws.root), entry, hidden)
+    card = card_history.scrubbed(got.card, hidden) if got.card is not None else None
+    info = _card_info(entry, card, got) if card is not None else None
+    if card is None and got.recorded:
+        info = {"name": entry.name, "unreachable": got.error}
+    snaps = await sync_to_async(card_history.history)(str(ws.root), name)
+    ctx = {
+        "nav": "agents",
+        "title": name,
+        "entry": {
+            "name": entry.name,
+            "masked_url": entry.masked_url,
+            "has_key": bool(entry.key),
+            "description": entry.description or "",
+        },
+        "info": info,
+        "error": got.error if not got.recorded else None,
+        "send_url": reverse("conversation", args=[target.id]),
+        "version": af.version,
+        "card_json": json.dumps(card, indent=2, ensure_ascii=False) if card else "",
+        "card_meta": _card_meta(card) if card else {},
+        "history": [{"snap": s, "changes": change_lines(s.changes)} for s in snaps],
+        "keep": card_history.KEEP,
+    }
+    return await sync_to_async(render)(request, "web/agents/detail.html", ctx)
+
+
+def _card_info(entry: AgentEntry, card: dict[str, Any], got: Fetched) -> dict[str, Any]:
+    """The card's summary as the agent page shows it (the same facts the tool's `agents` action gives)."""
+    caps = card.get("capabilities") or {}
+    interfaces = [i for i in card.get("supportedInterfaces") or [] if isinstance(i, dict)]
+    return {
+        "name": entry.name,
+        "cardName": card.get("name", ""),
+        "description": entry.description or card.get("description", ""),
+        "skills": [
+            {
+                "id": s.get("id", ""),
+                "name": s.get("name", ""),
+                "description": s.get("description", ""),
+                "examples": list(s.get("examples") or []),
+                "tags": list(s.get("tags") or []),
+            }
+            for s in card.get("skills") or []
+            if isinstance(s, dict)
+        ],
+        "streaming": bool(caps.get("streaming")),
+        "push": bool(caps.get("pushNotifications")),
+        "extendedCard": got.extended,
+        "protocolVersions": sorted({str(i["protocolVersion"]) for i in interfaces if i.get("protocolVersion")}),
+        "note": got.note,
+    }
+
+
+def _card_meta(card: dict[str, Any]) -> dict[str, Any]:
+    """The card facts an owner looks for that the summary does not carry."""
+    provider = card.get("provider") or {}
+
+    def link(url: Any) -> str:  # only web addresses become links (a card could carry javascript:)
+        return url if isinstance(url, str) and is_http_url(url) else ""
+
+    return {
+        "description": card.get("description", ""),
+        "version": card.get("version", ""),
+        "provider": provider.get("organization", ""),
+        "provider_url": link(provider.get("url")),
+        "docs": link(card.get("documentationUrl")),
+        "input_modes": card.get("defaultInputModes") or [],
+        "output_modes": card.get("defaultOutputModes") or [],
+        "security": sorted((card.get("securitySchemes") or {}).keys()),
+    }
