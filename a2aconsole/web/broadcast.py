@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
-from django.db import OperationalError
+from django.db import OperationalError, transaction
 
 from a2aconsole.core.events import Event, groups_for
 from a2aconsole.core.results import PREVIEW_CHARS, preview
@@ -26,20 +26,23 @@ EVENT_TEXT_CHARS = 2 * PREVIEW_CHARS  # results keep a PREVIEW_CHARS preview alr
 
 
 def _store(event: Event) -> None:
+    from a2aconsole.web import task_index
     from a2aconsole.web.models import TaskEvent
 
-    TaskEvent.objects.create(
-        workspace=event.workspace,
-        agent=event.agent,
-        task_id=event.task_id,
-        context_id=event.context_id,
-        target=event.target,
-        kind=event.kind,
-        state=event.state,
-        text=event.text,
-        data=event.data,
-        created_at=event.at,
-    )
+    with transaction.atomic():  # the event and its task's row of the Tasks page, together
+        row = TaskEvent.objects.create(
+            workspace=event.workspace,
+            agent=event.agent,
+            task_id=event.task_id,
+            context_id=event.context_id,
+            target=event.target,
+            kind=event.kind,
+            state=event.state,
+            text=event.text,
+            data=event.data,
+            created_at=event.at,
+        )
+        task_index.note(row)
 
 
 async def notify(groups: list[str], payload: dict) -> None:

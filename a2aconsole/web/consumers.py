@@ -22,7 +22,7 @@ from a2aconsole.web.metrics import WEBSOCKET_CLIENTS
 
 log = logging.getLogger(__name__)
 
-PAGES = ("dashboard", "watches", "chat", "inbox", "task")
+PAGES = ("dashboard", "watches", "chat", "inbox", "task", "tasks")
 
 
 class ConsoleConsumer(AsyncWebsocketConsumer):
@@ -76,7 +76,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
 
     def _groups(self) -> list[str] | None:
         p = self.params
-        if self.page in ("dashboard", "watches"):
+        if self.page in ("dashboard", "watches", "tasks"):
             return [ALL_GROUP]
         if self.page in ("chat", "inbox") and p.get("target"):
             return [target_group(p["target"])]
@@ -143,6 +143,10 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
             return (
                 render_to_string("web/inbox.html#inbox-list", {**inbox.items(t), "target": t, "oob": True}) if t else ""
             )
+        if self.page == "tasks":  # the Tasks page's render hook (views/tasklist.py)
+            from a2aconsole.web.views import tasklist
+
+            return tasklist.live_fragment(p)
         if self.page == "task":
             events = history.timeline(p["agent"], p["task"])
             states = [ev.state for ev in events if ev.state]

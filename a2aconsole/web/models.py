@@ -110,3 +110,33 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.username or '-'} {self.action} {self.subject}"
+
+
+class TaskRecord(models.Model):
+    """One remote task the console has seen, folded from its events (`web.task_index`): what the Tasks page
+    lists and pages through, so finished tasks stay findable after their watch is gone and after restarts.
+    `TaskEvent` rows stay the full story; this row is their summary, kept in the same transaction."""
+
+    agent = models.CharField(max_length=40)
+    task_id = models.CharField(max_length=200)
+    workspace = models.CharField(max_length=1000, blank=True)
+    target = models.CharField(max_length=64, blank=True, db_index=True)
+    context_id = models.CharField(max_length=200, blank=True, db_index=True)
+    state = models.CharField(max_length=40, blank=True, db_index=True)
+    source = models.CharField(max_length=20, blank=True, help_text="How its watch followed it (push, poll...)")
+    sent_text = models.TextField(blank=True, help_text="The owner's first message (a preview)")
+    last_text = models.TextField(blank=True, help_text="The latest message, status or result (a preview)")
+    result_text = models.TextField(blank=True, help_text="The final result or open question (a preview)")
+    result_data = models.JSONField(default=dict, blank=True, help_text="Its files, links, skipped parts")
+    started_at = models.DateTimeField(db_index=True)
+    updated_at = models.DateTimeField(db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    events = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["agent", "task_id"], name="task_record_once")]
+        indexes = [models.Index(fields=["agent", "started_at"], name="task_record_agent_started")]
+
+    def __str__(self) -> str:
+        return f"{self.agent} {self.task_id} ({self.state})"
