@@ -127,15 +127,11 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
                 render_to_string(f"web/dashboard.html#{name}", ctx)
                 for name in ("attention", "watch-summary", "latest-results")
             )
-        if self.page == "chat":
-            events = history.chat_log(p["target"])
-            ctx = {
-                "events": events,
-                "open_ids": history.open_question_ids(events),
-                "target": {"id": p["target"]},
-                "oob": True,
-            }
-            return render_to_string("web/conversation.html#chat-log", ctx) + self._task_states(events)
+        if self.page == "chat":  # the conversation's render hook (views/conversation.py)
+            from a2aconsole.web.views import conversation
+
+            ctx = conversation.log_context(p["target"], p.get("context", ""), conversation.before_of(p))
+            return conversation.live_fragment(p, ctx) + self._task_states(ctx["events"])
         if self.page == "inbox":
             from a2aconsole.web.models import ChatTarget
 

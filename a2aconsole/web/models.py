@@ -75,6 +75,7 @@ class TaskEvent(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["target", "context_id", "id"], name="task_event_thread")]
 
 
 class AuditEntry(models.Model):

@@ -43,5 +43,9 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('agent', 'task_id'), name='task_record_once')],
             },
         ),
+        migrations.AddIndex(
+            model_name='taskevent',
+            index=models.Index(fields=['target', 'context_id', 'id'], name='task_event_thread'),
+        ),
         migrations.RunPython(backfill, migrations.RunPython.noop),
     ]
