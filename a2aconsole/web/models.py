@@ -131,13 +131,18 @@ class TaskRecord(models.Model):
     result_data = models.JSONField(default=dict, blank=True, help_text="Its files, links, skipped parts")
     started_at = models.DateTimeField(db_index=True)
     updated_at = models.DateTimeField(db_index=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    run_seconds = models.FloatField(null=True, blank=True, help_text="Started to finished")
     events = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-started_at", "-id"]
         constraints = [models.UniqueConstraint(fields=["agent", "task_id"], name="task_record_once")]
-        indexes = [models.Index(fields=["agent", "started_at"], name="task_record_agent_started")]
+        indexes = [
+            models.Index(fields=["agent", "started_at"], name="task_record_agent_started"),
+            # sort by duration: finished by run_seconds, running (run_seconds NULL) by started_at
+            models.Index(fields=["run_seconds", "started_at"], name="task_record_duration"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.agent} {self.task_id} ({self.state})"

@@ -36,16 +36,17 @@ def fold(record: Any, ev: Any) -> None:
         record.source = data["source"][:20]
     if ev.kind == "sent" and ev.text and not record.sent_text:
         record.sent_text = preview(ev.text, LAST_CHARS)
-    if not latest:
-        return
-    if ev.state:
+    if latest and ev.state:
         record.state = ev.state
-        record.finished_at = at if ev.state in TERMINAL else None
-    if ev.kind in SPOKEN and ev.text:
+        terminal = ev.state in TERMINAL
+        record.finished_at = (record.finished_at or at) if terminal else None  # the first terminal event
+    if latest and ev.kind in SPOKEN and ev.text:
         record.last_text = preview(ev.text, LAST_CHARS)
-    if ev.kind in ("result", "question"):
+    if latest and ev.kind in ("result", "question"):
         record.result_text = ev.text
         record.result_data = data
+    finished = record.finished_at
+    record.run_seconds = (finished - record.started_at).total_seconds() if finished is not None else None
 
 
 def note(event_row: Any) -> None:

@@ -104,29 +104,49 @@ def test_sorting_by_column(owner: Client) -> None:
     finished("t-long", "x", at=T0, minutes=50, agent="zed")
     finished("t-short", "y", at=T0 + timedelta(hours=1), minutes=1, agent="amy")
     finished("t-mid", "z", at=T0 + timedelta(hours=2), minutes=10, agent="max")
-    assert rows(owner.get("/tasks/").content.decode()) == ["t-mid", "t-short", "t-long"]
-    assert rows(owner.get("/tasks/?sort=started").content.decode()) == ["t-long", "t-short", "t-mid"]
-    assert rows(owner.get("/tasks/?sort=-duration").content.decode()) == ["t-long", "t-mid", "t-short"]
-    assert rows(owner.get("/tasks/?sort=duration").content.decode()) == ["t-short", "t-mid", "t-long"]
+    emit("t-run", "state", "working", at=datetime.now(UTC) - timedelta(minutes=20), agent="bob")  # 20 min so far
+    assert rows(owner.get("/tasks/").content.decode()) == ["t-run", "t-mid", "t-short", "t-long"]
+    assert rows(owner.get("/tasks/?sort=started").content.decode()) == ["t-long", "t-short", "t-mid", "t-run"]
+    assert rows(owner.get("/tasks/?sort=-duration").content.decode()) == ["t-long", "t-run", "t-mid", "t-short"]
+    assert rows(owner.get("/tasks/?sort=duration").content.decode()) == ["t-short", "t-mid", "t-run", "t-long"]
     html = owner.get("/tasks/?sort=agent").content.decode()
-    assert rows(html) == ["t-short", "t-mid", "t-long"]
+    assert rows(html) == ["t-short", "t-run", "t-mid", "t-long"]
     assert 'aria-sort="ascending"><a href="?sort=-agent&amp;">Agent ↑' in html  # the header flips the order
     bad = owner.get("/tasks/?sort=secret").content.decode()
-    assert "cannot sort by &#x27;secret&#x27;" in bad and rows(bad) == ["t-mid", "t-short", "t-long"]
+    assert "cannot sort by &#x27;secret&#x27;" in bad and rows(bad) == ["t-run", "t-mid", "t-short", "t-long"]
 
 
 @pytest.mark.django_db
-def test_pages_of_fifty(owner: Client) -> None:
-    for i in range(PAGE_SIZE * 2 + 20):
+def test_pages(owner: Client) -> None:
+    n = PAGE_SIZE * 2 + 20
+    for i in range(n):
         emit(f"t{i:03d}", "state", "working", at=T0 + timedelta(minutes=i))
     first = owner.get("/tasks/").content.decode()
-    assert rows(first)[:2] == ["t119", "t118"] and len(rows(first)) == PAGE_SIZE
+    assert rows(first) == [f"t{i:03d}" for i in range(n - 1, n - 1 - PAGE_SIZE, -1)]  # newest first
     assert "Page 1 of 3" in first and 'href="?page=2" rel="next"' in first
     last = owner.get("/tasks/?page=3").content.decode()
-    assert rows(last) == [f"t{i:03d}" for i in range(19, -1, -1)] and "101–120 of 120" in last
+    assert rows(last) == [f"t{i:03d}" for i in range(19, -1, -1)] and f"{PAGE_SIZE * 2 + 1}–{n} of {n}" in last
     assert rows(owner.get("/tasks/?page=99").content.decode()) == rows(last)  # past the end: the last page
     kept = owner.get("/tasks/", {"q": "state:working", "page": "2", "sort": "started"}).content.decode()
-    assert rows(kept)[0] == "t050" and 'href="?q=state%3Aworking&amp;sort=started&amp;page=3"' in kept
+    assert rows(kept)[0] == f"t{PAGE_SIZE:03d}" and 'href="?q=state%3Aworking&amp;sort=started&amp;page=3"' in kept
+
+
+@pytest.mark.django_db
+def test_duration_order_holds_across_pages(owner: Client) -> None:
+    """Finished and running tasks merged by how long they ran, page after page."""
+    now = datetime.now(UTC)
+    took: dict[str, float] = {}
+    for i in range(PAGE_SIZE * 2 + 7):
+        if i % 2:  # running for i minutes so far
+            emit(f"t{i:03d}", "state", "working", at=now - timedelta(minutes=i))
+        else:  # ran i*1.5 minutes and 15 s (no tie with a running one), a while ago
+            emit(f"t{i:03d}", "sent", text="go", at=T0 + timedelta(hours=i))
+            emit(f"t{i:03d}", "result", "completed", "done", at=T0 + timedelta(hours=i, minutes=i * 1.5, seconds=15))
+        took[f"t{i:03d}"] = i * 60 if i % 2 else i * 90 + 15
+    longest = sorted(took, key=lambda t: -took[t])
+    for sort, expected in (("-duration", longest), ("duration", longest[::-1])):
+        pages = [rows(owner.get("/tasks/", {"sort": sort, "page": p}).content.decode()) for p in (1, 2, 3)]
+        assert [t for page in pages for t in page] == expected, sort
 
 
 @pytest.mark.django_db

@@ -11,22 +11,23 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
+from functools import cache
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from django.core.paginator import Paginator
-from django.db.models import DurationField, ExpressionWrapper, F, Q, QuerySet, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import timezone
 
 from a2aconsole.web import history
 from a2aconsole.web.models import TaskRecord
 from a2aconsole.web.views.watches import KEYS
 
-PAGE_SIZE = 50
+PAGE_SIZE = 25  # rows a page shows: what a page costs, whatever the number of tasks
 DATE_KEYS = ("after", "before", "on")
 ALIASES = {"chat": "target"}
 SORTS = {
@@ -38,8 +39,10 @@ SORTS = {
     "chat": "target",
 }
 DEFAULT_SORT = "-started"
+SHOWN_CHARS = 200  # of the latest message or result, in a row
 SEARCHED = ("task_id", "context_id", "sent_text", "last_text", "result_text")
 LIST_FIELDS = (
+    "run_seconds",
     "agent",
     "task_id",
     "target",
@@ -107,14 +110,40 @@ class TaskQuery:
         return qs
 
 
-def _sorted(qs: QuerySet[TaskRecord], sort: str) -> QuerySet[TaskRecord]:
+class ByDuration:
+    """Tasks in order of how long they ran (finished: `run_seconds`; running: since `started_at`), for the
+    Paginator: two indexed queries merged, each read only as far as the page asked for, so the first
+    pages of 10,000 tasks cost what those of 10 do."""
+
+    def __init__(self, qs: QuerySet[TaskRecord], descending: bool, now: datetime) -> None:
+        self.qs, self.descending, self.now = qs, descending, now
+
+    def count(self) -> int:
+        return self.qs.count()
+
+    def _key(self, r: TaskRecord) -> tuple[float, float, int]:
+        seconds = r.run_seconds if r.run_seconds is not None else (self.now - r.started_at).total_seconds()
+        key = (seconds, r.started_at.timestamp(), r.id)
+        return (-key[0], -key[1], -key[2]) if self.descending else key
+
+    def __getitem__(self, window: slice) -> list[TaskRecord]:
+        stop = window.stop or 0
+        finished = self.qs.filter(run_seconds__isnull=False)
+        running = self.qs.filter(run_seconds__isnull=True)
+        # each order follows the task_record_duration index (run_seconds, started_at, id), read one way or back
+        if self.descending:  # the longest first: longest finished, or the running one started first
+            finished = finished.order_by("-run_seconds", "-started_at", "-id")
+            running = running.order_by("started_at", "id")
+        else:
+            finished = finished.order_by("run_seconds", "started_at", "id")
+            running = running.order_by("-started_at", "-id")
+        return sorted([*finished[:stop], *running[:stop]], key=self._key)[window]
+
+
+def _sorted(qs: QuerySet[TaskRecord], sort: str) -> QuerySet[TaskRecord] | ByDuration:
     column = SORTS[sort.lstrip("-")]
     if column == "duration":
-        qs = qs.annotate(
-            duration=ExpressionWrapper(
-                Coalesce(F("finished_at"), Value(timezone.now())) - F("started_at"), output_field=DurationField()
-            )
-        )
+        return ByDuration(qs, sort.startswith("-"), timezone.now())
     order = f"-{column}" if sort.startswith("-") else column
     return qs.order_by(order, "-id" if sort.startswith("-") else "id")
 
@@ -131,7 +160,8 @@ def listing(q: str = "", sort: str = "", page: str | int = 1) -> dict[str, Any]:
     pages = Paginator(qs, PAGE_SIZE)
     current = pages.get_page(page)
     now = timezone.now()
-    rows = [_row(r, now) for r in current.object_list]
+    today = timezone.localdate(now)
+    rows = [_row(r, now, today) for r in current.object_list]
     return {
         "rows": rows,
         "page": current,
@@ -185,22 +215,45 @@ def _duration(seconds: float) -> str:
     return f"{s // 86400}d {s % 86400 // 3600:02d}h"
 
 
-def _row(r: TaskRecord, now: datetime) -> dict[str, Any]:
+@cache
+def _prefixes() -> tuple[str, str, str]:
+    """Where agent, task and chat pages live (a row builds 3 links: formatted, not reversed each time)."""
+    return reverse("agent", args=["-"])[:-2], reverse("tasks"), reverse("conversation", args=["-"])[:-2]
+
+
+def _clip(text: str, chars: int = SHOWN_CHARS) -> str:
+    return text if len(text) <= chars else text[: chars - 1] + "…"
+
+
+def _row(r: TaskRecord, now: datetime, today: date) -> dict[str, Any]:
+    """One row, with its links, times and texts made here: the template only places them (a page of 25 rows
+    costs about what 10 do; see tests/bench/tasks_page.py)."""
     end = r.finished_at or now
     finished = r.state in history.TERMINAL
+    started = timezone.localtime(r.started_at)
+    said = r.result_text if finished or r.state in ("input-required", "auth-required") else ""
+    target = quote(r.target, safe="")
+    agent_url, task_url, chat_url = _prefixes()
     return {
         "agent": r.agent,
         "task_id": r.task_id,
+        "task_short": _clip(r.task_id, 24),
         "target": r.target,
-        "context_id": r.context_id,
         "state": r.state or "unknown",
         "source": r.source,
-        "started_at": r.started_at,
+        "started_iso": started.isoformat(),
+        "started": started.strftime("%H:%M:%S" if started.date() == today else "%Y-%m-%d %H:%M:%S"),
+        "started_full": started.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "duration": _duration((end - r.started_at).total_seconds()),
         "running": not finished,
-        "last_text": r.last_text,
-        "result_text": r.result_text if finished or r.state in ("input-required", "auth-required") else "",
+        "text": _clip(said or r.last_text),
         "dom_id": history.dom_id(r.agent, r.task_id),
+        "agent_url": f"{agent_url}{quote(r.agent, safe='')}/",
+        "task_url": f"{task_url}{quote(r.agent, safe='')}/{quote(r.task_id, safe='/')}/"
+        + (f"?target={target}" if r.target else ""),
+        "chat_url": (f"{chat_url}{target}/" + (f"?context={quote(r.context_id, safe='')}" if r.context_id else ""))
+        if r.target
+        else "",
     }
 
 
