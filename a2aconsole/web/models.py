@@ -116,7 +116,8 @@ class AuditEntry(models.Model):
 class TaskRecord(models.Model):
     """One remote task the console has seen, folded from its events (`web.task_index`): what the Tasks page
     lists and pages through, so finished tasks stay findable after their watch is gone and after restarts.
-    `TaskEvent` rows stay the full story; this row is their summary, kept in the same transaction."""
+    `TaskEvent` rows stay the full story (whole texts, files); this row is their short summary, kept in the same
+    transaction: about 1 KB a task, so a free-text search scans little."""
 
     agent = models.CharField(max_length=40)
     task_id = models.CharField(max_length=200)
@@ -127,8 +128,7 @@ class TaskRecord(models.Model):
     source = models.CharField(max_length=20, blank=True, help_text="How its watch followed it (push, poll...)")
     sent_text = models.TextField(blank=True, help_text="The owner's first message (a preview)")
     last_text = models.TextField(blank=True, help_text="The latest message, status or result (a preview)")
-    result_text = models.TextField(blank=True, help_text="The final result or open question (a preview)")
-    result_data = models.JSONField(default=dict, blank=True, help_text="Its files, links, skipped parts")
+    result_text = models.TextField(blank=True, help_text="The final result or open question (its beginning)")
     started_at = models.DateTimeField(db_index=True)
     updated_at = models.DateTimeField(db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True, db_index=True)

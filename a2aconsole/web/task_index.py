@@ -15,6 +15,7 @@ from a2aconsole.core.results import preview
 
 TERMINAL = frozenset({"completed", "failed", "canceled", "rejected"})
 LAST_CHARS = 300  # a row shows a line of the latest message, never the whole text
+RESULT_CHARS = 1000  # of a result or question: what a row shows and free text finds (the task page has it all)
 SPOKEN = ("sent", "state", "artifact", "question", "result")  # kinds whose text is something said
 
 
@@ -43,8 +44,7 @@ def fold(record: Any, ev: Any) -> None:
     if latest and ev.kind in SPOKEN and ev.text:
         record.last_text = preview(ev.text, LAST_CHARS)
     if latest and ev.kind in ("result", "question"):
-        record.result_text = ev.text
-        record.result_data = data
+        record.result_text = preview(ev.text, RESULT_CHARS)
     finished = record.finished_at
     record.run_seconds = (finished - record.started_at).total_seconds() if finished is not None else None
 

@@ -150,6 +150,18 @@ def test_duration_order_holds_across_pages(owner: Client) -> None:
 
 
 @pytest.mark.django_db
+def test_late_event_never_moves_a_task_back() -> None:
+    """Events stored out of order (a slow writer) fold by their time: the finished task stays finished."""
+    emit("t-late", "sent", text="go", at=T0)
+    emit("t-late", "result", "completed", "done", at=T0 + timedelta(minutes=2))
+    emit("t-late", "state", "working", "working 1/2", at=T0 + timedelta(minutes=1))  # arrives last
+    emit("t-late", "delivered", "completed", at=T0 + timedelta(minutes=3))
+    r = TaskRecord.objects.get(task_id="t-late")
+    assert (r.state, r.last_text, r.result_text, r.events) == ("completed", "done", "done", 4)
+    assert r.finished_at == T0 + timedelta(minutes=2) and r.run_seconds == 120  # the first terminal event
+
+
+@pytest.mark.django_db
 def test_backfill_folds_the_history_already_stored() -> None:
     """The migration gives tasks recorded before the index their rows."""
     for kind, state, text in [("sent", "", "hi"), ("state", "working", ""), ("result", "completed", "done")]:
