@@ -95,6 +95,7 @@ def test_search_syntax_dates_and_free_text(owner: Client) -> None:
     assert found("after:2026-12-02 state:completed") == ["t-b"]
     bad = owner.get("/tasks/", {"q": "after:yesterday agent:bot state:completed"}).content.decode()
     assert "after: wants a date like 2026-12-03, not &#x27;yesterday&#x27;" in bad and rows(bad) == ["t-a"]
+    assert found('"for march') == ["t-a"] and found("march's") == []  # a stray quote, an apostrophe
     none = owner.get("/tasks/", {"q": "agent:nobody"}).content.decode()
     assert "No task matches" in none and "Show all 3" in none
 

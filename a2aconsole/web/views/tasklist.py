@@ -8,7 +8,7 @@ the result). Sorted by a column, paged, so 10,000 tasks cost what 50 do.
 
 from __future__ import annotations
 
-import shlex
+import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from functools import cache
@@ -27,6 +27,7 @@ from a2aconsole.web import history
 from a2aconsole.web.models import TaskRecord
 from a2aconsole.web.views.watches import KEYS
 
+TOKENS = re.compile(r'"([^"]+)"|(\S+)')
 PAGE_SIZE = 25  # rows a page shows: what a page costs, whatever the number of tasks
 DATE_KEYS = ("after", "before", "on")
 ALIASES = {"chat": "target"}
@@ -69,10 +70,8 @@ class TaskQuery:
     @classmethod
     def parse(cls, text: str) -> TaskQuery:
         q = cls()
-        try:
-            tokens = shlex.split(text or "")
-        except ValueError:  # an unclosed quote: read the words as they are
-            tokens = (text or "").split()
+        # "a quoted phrase" is one term; a stray quote is dropped; an apostrophe is part of its word
+        tokens = [phrase or word.strip('"') for phrase, word in TOKENS.findall(text or "")]
         for token in tokens:
             key, sep, value = token.partition(":")
             key = ALIASES.get(key.lower(), key.lower())
@@ -262,8 +261,6 @@ def page(request: HttpRequest) -> HttpResponse:
     ctx = listing(g.get("q", ""), g.get("sort", ""), g.get("page", 1))
     live = urlencode({"q": ctx["q"], "sort": ctx["sort"], "page": ctx["page"].number})
     ctx.update(nav="tasks", title="Tasks", ws_url=f"/ws/console/tasks/?{live}")
-    if request.headers.get("HX-Request"):
-        return render(request, "web/tasks.html#task-table", ctx)
     return render(request, "web/tasks.html", ctx)
 
 
