@@ -10,11 +10,16 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, BrowserContext, expect, sync_playwright
 
-from tests.live.test_browser_console import ARGS, CHROMIUM, WAIT_MS, console_errors, live, send, shot, unexpected
+from tests.live.test_browser_console import ARGS, CHROMIUM, WAIT_MS, console_errors, live, send, shot
 from tests.support.agents import TestAgent, start_agent
 from tests.support.console_server import OWNER, PASSWORD, ConsoleServer
 
 pytestmark = [pytest.mark.timeout(120)]
+
+# The one error these pages do not cause: the old chat socket sends the state badge of each recent task, and
+# htmx logs each one whose answer panel the tab does not show (issue 12 bug 1, fixed by the live-update
+# rewrite; drop this filter once it is merged).
+OLD_SOCKET_BADGES = "console: htmx:oobErrorNoTarget, #state-"
 
 
 @pytest.fixture(scope="module")
@@ -102,8 +107,6 @@ def test_tasks_and_conversation_live_without_console_errors(context: BrowserCont
     expect(chat.locator("#inbox-list")).to_contain_text("released tasks1")
     expect(chat.locator("#inbox-list details").first).not_to_have_attribute("open", "")
     assert tasks_errors == []
-    # the conversation's only known error is the old consumer's state badges for answer panels the tab does not
-    # show (issue 12 bug 1, the live-update rewrite's); nothing else
-    assert unexpected(errors) == [], errors
+    assert [e for e in errors if not e.startswith(OLD_SOCKET_BADGES)] == [], errors
     chat.close()
     tasks.close()
