@@ -17,6 +17,7 @@ STATE = "state"  # the task's state changed (data: status text)
 ARTIFACT = "artifact"  # an artifact arrived (data: name, files, links)
 QUESTION = "question"  # input-required / auth-required, with the question
 RESULT = "result"  # a final result (terminal), with its text
+MESSAGE = "message"  # a message-only reply (no task): its text, files and links, like a result
 WATCH_ARMED = "watch.armed"  # data: source, watchId
 WATCH_UPDATE = "watch.update"  # a watch changed source, failed a check, or saw a state
 WATCH_ENDED = "watch.ended"  # data: reason

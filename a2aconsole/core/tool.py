@@ -30,7 +30,7 @@ from .client import Connection, Remote, RemoteError
 from .clock import Clock, SystemClock
 from .config import ClientSettings
 from .errors import A2AConsoleError, FileFormatError, ToolError
-from .events import ERROR, QUESTION, RESULT, SENT, STATE, Event, EventSink
+from .events import ERROR, MESSAGE, QUESTION, RESULT, SENT, STATE, Event, EventSink
 from .pending import WatchRecord
 from .push import remove_push_config
 from .results import (
@@ -356,6 +356,8 @@ class A2ATool:
             else:
                 out = message_outcome(reply, entry.name, workspace, self.settings.max_file_bytes)
             await self._emit(SENT, workspace, target, entry.name, "", reply.context_id, text=text or "")
+            said = outcome_event({**out, "text": out.get("message")})  # kept in the history like a result
+            await self._emit(MESSAGE, workspace, target, entry.name, "", reply.context_id, **said)
             return out
         await self._emit(SENT, workspace, target, entry.name, reply.id, reply.context_id, text=text or "")
         stale = stale_status(reply, message, sent_at)

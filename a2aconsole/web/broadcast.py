@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
-from django.db import OperationalError
+from django.db import OperationalError, transaction
 
 from a2aconsole.core.events import Event, groups_for
 from a2aconsole.core.results import PREVIEW_CHARS, preview
@@ -27,8 +27,9 @@ EVENT_TEXT_CHARS = 2 * PREVIEW_CHARS  # results keep a PREVIEW_CHARS preview alr
 
 
 def _store(event: Event) -> bool:
-    """Write the event's row; False when a keyed event is already in the history (emitted again after a crash,
-    or by two workers), which then stays as it was."""
+    """Write the event's row and its task's row of the Tasks page, together; False when a keyed event is already
+    in the history (emitted again after a crash, or by two workers), which then stays as it was."""
+    from a2aconsole.web import task_index
     from a2aconsole.web.models import TaskEvent
 
     fields = {
@@ -43,10 +44,13 @@ def _store(event: Event) -> bool:
         "data": event.data,
         "created_at": event.at,
     }
-    if not event.key:
-        TaskEvent.objects.create(**fields)
-        return True
-    _, created = TaskEvent.objects.get_or_create(key=event.key, defaults=fields)
+    with transaction.atomic():
+        if event.key:
+            row, created = TaskEvent.objects.get_or_create(key=event.key, defaults=fields)
+        else:
+            row, created = TaskEvent.objects.create(**fields), True
+        if created:  # an event stored again is not counted again
+            task_index.note(row)
     return created
 
 

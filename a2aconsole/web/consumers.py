@@ -22,7 +22,7 @@ from a2aconsole.web.metrics import WEBSOCKET_CLIENTS
 
 log = logging.getLogger(__name__)
 
-PAGES = ("dashboard", "watches", "chat", "inbox", "task", "agents")
+PAGES = ("dashboard", "watches", "chat", "inbox", "task", "agents", "tasks")
 
 
 class ConsoleConsumer(AsyncWebsocketConsumer):
@@ -76,7 +76,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
 
     def _groups(self) -> list[str] | None:
         p = self.params
-        if self.page in ("dashboard", "watches", "agents"):
+        if self.page in ("dashboard", "watches", "agents", "tasks"):
             return [ALL_GROUP]
         if self.page in ("chat", "inbox") and p.get("target"):
             return [target_group(p["target"])]
@@ -131,15 +131,11 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
                 render_to_string(f"web/dashboard.html#{name}", ctx)
                 for name in ("attention", "watch-summary", "latest-results")
             )
-        if self.page == "chat":
-            events = history.chat_log(p["target"])
-            ctx = {
-                "events": events,
-                "open_ids": history.open_question_ids(events),
-                "target": {"id": p["target"]},
-                "oob": True,
-            }
-            return render_to_string("web/conversation.html#chat-log", ctx) + self._task_states(events)
+        if self.page == "chat":  # the conversation's render hook (views/conversation.py)
+            from a2aconsole.web.views import conversation
+
+            ctx = conversation.log_context(p["target"], p.get("context", ""), conversation.before_of(p))
+            return conversation.live_fragment(p, ctx) + self._task_states(ctx["events"])
         if self.page == "inbox":
             from a2aconsole.web.models import ChatTarget
 
@@ -147,6 +143,10 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
             return (
                 render_to_string("web/inbox.html#inbox-list", {**inbox.items(t), "target": t, "oob": True}) if t else ""
             )
+        if self.page == "tasks":  # the Tasks page's render hook (views/tasklist.py)
+            from a2aconsole.web.views import tasklist
+
+            return tasklist.live_fragment(p)
         if self.page == "task":
             events = history.timeline(p["agent"], p["task"])
             states = [ev.state for ev in events if ev.state]

@@ -82,6 +82,7 @@ class TaskEvent(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["key"], condition=~models.Q(key=""), name="task_event_once_per_key")
         ]
+        indexes = [models.Index(fields=["target", "context_id", "id"], name="task_event_thread")]
 
 
 class AuditEntry(models.Model):
@@ -147,3 +148,38 @@ class CardSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent} card {self.digest[:8] or '(none)'}"
+
+
+class TaskRecord(models.Model):
+    """One remote task the console has seen, folded from its events (`web.task_index`): what the Tasks page
+    lists and pages through, so finished tasks stay findable after their watch is gone and after restarts.
+    `TaskEvent` rows stay the full story (whole texts, files); this row is their short summary, kept in the same
+    transaction: about 1 KB a task, so a free-text search scans little."""
+
+    agent = models.CharField(max_length=40)
+    task_id = models.CharField(max_length=200)
+    workspace = models.CharField(max_length=1000, blank=True)
+    target = models.CharField(max_length=64, blank=True, db_index=True)
+    context_id = models.CharField(max_length=200, blank=True, db_index=True)
+    state = models.CharField(max_length=40, blank=True, db_index=True)
+    source = models.CharField(max_length=20, blank=True, help_text="How its watch followed it (push, poll...)")
+    sent_text = models.TextField(blank=True, help_text="The owner's first message (a preview)")
+    last_text = models.TextField(blank=True, help_text="The latest message, status or result (a preview)")
+    result_text = models.TextField(blank=True, help_text="The final result or open question (its beginning)")
+    started_at = models.DateTimeField(db_index=True)
+    updated_at = models.DateTimeField(db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    run_seconds = models.FloatField(null=True, blank=True, help_text="Started to finished")
+    events = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["agent", "task_id"], name="task_record_once")]
+        indexes = [
+            models.Index(fields=["agent", "started_at"], name="task_record_agent_started"),
+            # sort by duration: finished by run_seconds, running (run_seconds NULL) by started_at
+            models.Index(fields=["run_seconds", "started_at"], name="task_record_duration"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent} {self.task_id} ({self.state})"

@@ -1,6 +1,19 @@
 from django.urls import path
 
-from .views import agent_cards, agents, audit, auth, conversation, dashboard, inbox, status, targets, tasks, watches
+from .views import (
+    agent_cards,
+    agents,
+    audit,
+    auth,
+    conversation,
+    dashboard,
+    inbox,
+    status,
+    targets,
+    tasklist,
+    tasks,
+    watches,
+)
 
 urlpatterns = [
     # the console pages
@@ -20,6 +33,7 @@ urlpatterns = [
     path("files/<str:target>/<path:path>", conversation.download, name="download"),
     path("watches/", watches.page, name="watches"),
     path("watches/action/", watches.action, name="watch-action"),
+    path("tasks/", tasklist.page, name="tasks"),
     path("tasks/<str:agent>/<path:task_id>/act/", tasks.act, name="task-act"),
     path("tasks/<str:agent>/<path:task_id>/", tasks.page, name="task"),
     path("inbox/", inbox.home, name="inbox-home"),

@@ -9,20 +9,22 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from asgiref.sync import sync_to_async
 from django.core.files.uploadedfile import UploadedFile
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 
 from a2aconsole.core.files import atomic_write
 from a2aconsole.core.results import safe_file_name
 from a2aconsole.core.tool import CLIENT_OFF
 from a2aconsole.core.workspace import Workspace
-from a2aconsole.web import history
+from a2aconsole.web import history, threads
 from a2aconsole.web.forms import SendForm
-from a2aconsole.web.models import ChatTarget
+from a2aconsole.web.models import ChatTarget, TaskEvent
 from a2aconsole.web.views import scope
 
 UPLOADS = "uploads"
@@ -36,8 +38,50 @@ def _agent_names(ws: Workspace) -> list[str]:
     return [e.name for e in ws.read_agents().entries]
 
 
-def _page_ctx(request: HttpRequest, target: ChatTarget, form: SendForm, reply: dict[str, Any] | None) -> dict:
-    events = history.chat_log(target.id)
+def log_context(target: str, context_id: str = "", before: int | None = None) -> dict[str, Any]:
+    """The conversation's live part (the `chat-log` fragment): a page of messages with status lines folded
+    in, the chat's conversations, and where earlier messages start."""
+    found = threads.threads(target)
+    page = threads.page(target, context_id, before)
+    items = page.items
+    if not context_id:
+        items = threads.mark_threads(items, {t.context_id: t.title for t in found})
+    return {
+        "items": items,
+        "events": page.events,
+        "open_ids": history.open_question_ids(page.events),
+        "older": page.older,
+        "threads": found,
+        "context": context_id,
+        "thread": next((t for t in found if t.context_id == context_id), None),
+        "before": before,
+    }
+
+
+def before_of(params: dict[str, str]) -> int | None:
+    """A tab's `before` (the page of older messages it shows), None for the latest."""
+    return _before(params.get("before"))
+
+
+def live_fragment(params: dict[str, str], ctx: dict[str, Any] | None = None) -> str:
+    """The conversation's fragments again for an open tab (the consumer's render hook)."""
+    ctx = ctx or log_context(params["target"], params.get("context", ""), before_of(params))
+    ctx = {**ctx, "target": {"id": params["target"]}, "oob": True}
+    return "".join(render_to_string(f"web/conversation.html#{name}", ctx) for name in ("chat-log", "threads"))
+
+
+def _before(value: str | None) -> int | None:
+    try:
+        return int(value) if value else None
+    except ValueError:
+        return None
+
+
+def _page_ctx(
+    request: HttpRequest, target: ChatTarget, form: SendForm, reply: dict[str, Any] | None, context_id: str = ""
+) -> dict:
+    before = _before(request.GET.get("before"))
+    live = urlencode({k: v for k, v in (("target", target.id), ("context", context_id), ("before", before)) if v})
     return {
         "nav": "conversation",
         "title": f"Conversation · {target.name}",
@@ -45,9 +89,8 @@ def _page_ctx(request: HttpRequest, target: ChatTarget, form: SendForm, reply: d
         "targets": list(ChatTarget.objects.all()),
         "form": form,
         "reply": reply,
-        "events": events,
-        "open_ids": history.open_question_ids(events),
-        "ws_url": f"/ws/console/chat/?target={target.id}",
+        "ws_url": f"/ws/console/chat/?{live}",
+        **log_context(target.id, context_id, before),
     }
 
 
@@ -55,16 +98,23 @@ def page(request: HttpRequest, target: str) -> HttpResponse:
     t = scope.target_or_404(target)
     ws = Workspace(t.workspace)
     g = request.GET
+    context_id = g.get("context", "").strip()
     form = SendForm(
         agents=_agent_names(ws),
         initial={
-            "agent": g.get("agent", ""),
+            "agent": g.get("agent", "") or (_thread_agent(t.id, context_id) if context_id else ""),
             "message": g.get("message", ""),
-            "context_id": g.get("context", ""),
+            "context_id": context_id,
             "task_id": g.get("task", ""),
         },
     )
-    return render(request, "web/conversation.html", _page_ctx(request, t, form, None))
+    return render(request, "web/conversation.html", _page_ctx(request, t, form, None, context_id))
+
+
+def _thread_agent(target: str, context_id: str) -> str:
+    """Who a conversation is with (its latest event's agent), so replying in it needs no pick."""
+    ev = TaskEvent.objects.filter(target=target, context_id=context_id).order_by("-id").only("agent").first()
+    return ev.agent if ev else ""
 
 
 def save_upload(ws: Workspace, f: UploadedFile) -> str:
@@ -109,7 +159,9 @@ async def send(request: HttpRequest, target: str) -> HttpResponse:
         # htmx swaps 2xx answers only; the panel itself says what went wrong
         ctx = {"reply": reply, "target": t, "form": form}
         return await sync_to_async(render)(request, "web/conversation.html#reply", ctx)
-    ctx = await sync_to_async(_page_ctx)(request, t, form if reply is None else _fresh_form(names, reply), reply)
+    context_id = str((reply or {}).get("contextId") or form.data.get("context_id", "")).strip()
+    fresh = form if reply is None else _fresh_form(names, reply)
+    ctx = await sync_to_async(_page_ctx)(request, t, fresh, reply, context_id)
     return await sync_to_async(render)(request, "web/conversation.html", ctx, status=status)
 
 

@@ -15,6 +15,8 @@ from a2aconsole.web import history
 from a2aconsole.web.models import TaskEvent
 from a2aconsole.web.views import scope
 
+RESULTS = ("result", "message")  # what "Latest results" lists: a task's result, or an answer without a task
+
 
 def state() -> dict[str, Any]:
     """The dashboard's live parts (re-rendered on every event)."""
@@ -43,7 +45,7 @@ def state() -> dict[str, Any]:
         "sources": sorted(sources.items()),
         "watch_count": sum(sources.values()),
         "agent_count": agents,
-        "results": list(TaskEvent.objects.filter(kind="result").order_by("-created_at", "-id")[:6]),
+        "results": list(TaskEvent.objects.filter(kind__in=RESULTS).order_by("-created_at", "-id")[:6]),
     }
 
 

@@ -1,0 +1,112 @@
+"""End to end in a real Chromium against the real server and a real agent: the Tasks page and the
+conversation with live data (tasks finished, a task finishing while the page is open, a message-only
+reply), each loaded and used without a single console error."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, expect, sync_playwright
+
+from tests.live.test_browser_console import ARGS, CHROMIUM, WAIT_MS, console_errors, live, send, shot
+from tests.support.agents import TestAgent, start_agent
+from tests.support.console_server import OWNER, PASSWORD, ConsoleServer
+
+pytestmark = [pytest.mark.timeout(120)]
+
+# The one error these pages do not cause: the old chat socket sends the state badge of each recent task, and
+# htmx logs each one whose answer panel the tab does not show (issue 12 bug 1, fixed by the live-update
+# rewrite; drop this filter once it is merged).
+OLD_SOCKET_BADGES = "console: htmx:oobErrorNoTarget, #state-"
+
+
+@pytest.fixture(scope="module")
+def bot() -> Iterator[TestAgent]:
+    agent = start_agent()
+    yield agent
+    agent.stop()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, bot: TestAgent) -> Iterator[ConsoleServer]:
+    s = ConsoleServer(tmp_path_factory.mktemp("tasks"), A2AClient__WaitSeconds="2")
+    s.workspace.root.mkdir(parents=True, exist_ok=True)
+    s.workspace.save_agents([{"name": "bot", "url": bot.url}], None)
+    s.start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def context(server: ConsoleServer) -> Iterator[BrowserContext]:
+    with sync_playwright() as p:
+        browser: Browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        ctx = browser.new_context(base_url=server.url, viewport={"width": 1100, "height": 900})
+        ctx.set_default_timeout(WAIT_MS)
+        page = ctx.new_page()
+        page.goto("/login/")
+        page.get_by_label("Username").fill(OWNER)
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Log in").click()
+        expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+        page.close()
+        yield ctx
+        ctx.close()
+        browser.close()
+
+
+def test_tasks_and_conversation_live_without_console_errors(context: BrowserContext, bot: TestAgent) -> None:
+    chat = context.new_page()
+    errors = console_errors(chat)
+    chat.goto("/chat/console/")
+    live(chat)
+    chat.get_by_label("Agent").select_option("bot")
+    send(chat, "hello tasks")
+    expect(chat.locator("#reply [data-task-state]")).to_have_text("completed")
+    send(chat, "message hi")  # the agent answers with a message, no task
+    expect(chat.locator("#reply")).to_contain_text("echo: message hi")
+
+    tasks = context.new_page()
+    tasks_errors = console_errors(tasks)
+    tasks.goto("/tasks/")
+    live(tasks)
+    table = tasks.locator("#task-table")
+    expect(table).to_contain_text("echo: hello tasks")
+    # a task started in the other tab shows up here, then finishes here, without a reload
+    send(chat, "hold tasks1")
+    expect(chat.locator("#reply [data-task-state]")).to_have_text("working")
+    row = table.locator("tbody tr", has_text="tasks1")
+    expect(row.locator(".badge")).to_have_text("working")
+    bot.release("tasks1")
+    expect(row.locator(".badge")).to_have_text("completed")
+    expect(row).to_contain_text("released tasks1")
+    tasks.get_by_role("searchbox", name="Search").fill("state:completed released")
+    tasks.get_by_role("button", name="Search").click()
+    expect(table.locator("tbody tr")).to_have_count(1)
+    tasks.get_by_role("link", name=re.compile("Duration")).click()
+    expect(tasks).to_have_url(re.compile(r"sort=-duration"))
+    shot(tasks, "tasks")
+
+    # the conversation after a reload: the message-only reply kept, threads, the watch's bookkeeping folded
+    chat.reload()
+    live(chat)
+    log = chat.locator("#chat-log")
+    expect(log).to_contain_text("echo: message hi")
+    folded = log.locator(".status-line", has_text="watched by")  # the hold task's watch, one line
+    expect(folded).to_contain_text("result delivered")
+    expect(folded).to_contain_text("working → completed")
+    chat.locator("#threads").get_by_role("link", name="hold tasks1").click()
+    expect(chat.get_by_role("heading", name="Reply in this conversation")).to_be_visible()
+    live(chat)
+    expect(chat.locator("#chat-log")).to_contain_text("released tasks1")
+    expect(chat.locator("#chat-log")).not_to_contain_text("echo: message hi")
+    shot(chat, "conversation-thread")
+    chat.goto("/inbox/console/")
+    expect(chat.locator("#inbox-list")).to_contain_text("released tasks1")
+    expect(chat.locator("#inbox-list details").first).not_to_have_attribute("open", "")
+    assert tasks_errors == []
+    assert [e for e in errors if not e.startswith(OLD_SOCKET_BADGES)] == [], errors
+    chat.close()
+    tasks.close()
