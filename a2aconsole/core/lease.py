@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 LEASE_FILE = ".worker.lock"
 LEASE_TTL = 15.0  # seconds a Redis lease outlives its last renewal
 HEARTBEAT = 5.0  # seconds between renewals (and a standby's attempts): a takeover within TTL + HEARTBEAT
+WAKES_TTL = 3600  # seconds a noted push wake-up waits for the holder's rescan
+MAX_WAKES = 10_000  # noted wake-ups taken per workspace and rescan
 
 
 def lease_path(ws: Workspace) -> Path:
@@ -52,6 +54,10 @@ class LeaseStore(Protocol):
     async def give_back(self, ws: Workspace, holder: str) -> None: ...
 
     async def holder(self, ws: Workspace) -> str | None: ...
+
+    async def note_wake(self, ws: Workspace, watch_id: str) -> None: ...
+
+    async def take_wakes(self, ws: Workspace) -> list[str]: ...
 
     async def aclose(self) -> None: ...
 
@@ -131,6 +137,12 @@ class FileLeaseStore:
     async def holder(self, ws: Workspace) -> str | None:
         return lease_holder(ws)
 
+    async def note_wake(self, ws: Workspace, watch_id: str) -> None:
+        return None  # one host, in-memory channel layer: the wake-up itself reaches the worker of this process
+
+    async def take_wakes(self, ws: Workspace) -> list[str]:
+        return []
+
     async def aclose(self) -> None:
         return None
 
@@ -181,6 +193,17 @@ class RedisLeaseStore:
     async def holder(self, ws: Workspace) -> str | None:
         value = await self._redis.get(self.key(ws))
         return str(value) if value else None
+
+    @staticmethod
+    def wakes_key(ws: Workspace) -> str:
+        return "a2aconsole:wakes:" + hashlib.sha256(str(ws.root).encode()).hexdigest()[:32]
+
+    async def note_wake(self, ws: Workspace, watch_id: str) -> None:
+        key = self.wakes_key(ws)
+        await self._redis.pipeline(transaction=False).sadd(key, watch_id).expire(key, WAKES_TTL).execute()
+
+    async def take_wakes(self, ws: Workspace) -> list[str]:
+        return [str(w) for w in await self._redis.spop(self.wakes_key(ws), MAX_WAKES) or []]
 
     async def aclose(self) -> None:
         await self._redis.aclose()
@@ -278,6 +301,22 @@ class WorkerLeases:
                 self._lose(ws)
                 lost.append(ws)
         return lost
+
+    async def note_wake(self, ws: Workspace, watch_id: str) -> None:
+        """Keep a push's wake-up beside the lease until the holder acts on it: channel messages are at-most-once,
+        so the holder's rescan takes what no message brought (`take_wakes`)."""
+        try:
+            await self.store.note_wake(ws, watch_id)
+        except Exception as e:
+            log.warning("worker lease of %s: noting a wake-up failed (%s)", ws.root, type(e).__name__)
+
+    async def take_wakes(self, ws: Workspace) -> list[str]:
+        """The wake-ups noted for the workspace since the last take (removed as taken)."""
+        try:
+            return await self.store.take_wakes(ws)
+        except Exception as e:
+            log.warning("worker lease of %s: reading noted wake-ups failed (%s)", ws.root, type(e).__name__)
+            return []
 
     async def holder_of(self, ws: Workspace) -> str | None:
         """The id (wake-up channel) of the worker holding the lease, when the store knows it."""

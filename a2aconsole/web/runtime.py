@@ -73,7 +73,10 @@ async def wake_worker(message: dict[str, Any]) -> None:
         if isinstance(message.get("workspace"), str) and message["workspace"]:
             leases = get_runtime().leases
             if leases.expires:
-                channel = await leases.holder_of(Workspace(message["workspace"])) or WORKER_CHANNEL
+                ws = Workspace(message["workspace"])
+                if message.get("type") == "watch.push" and isinstance(message.get("watch_id"), str):
+                    await leases.note_wake(ws, message["watch_id"])  # the holder's rescan finds it if this is lost
+                channel = await leases.holder_of(ws) or WORKER_CHANNEL
         await layer.send(channel, message)
     except Exception as e:
         log.warning("waking the watch worker (%s) failed: %s", message.get("type"), type(e).__name__)
@@ -239,6 +242,8 @@ class Runtime:
                 return
             if await self.leases.acquire(ws):
                 await self.registry.rescan(ws)
+                for watch_id in await self.leases.take_wakes(ws):  # pushes whose wake-up message was lost
+                    self.registry.wake(watch_id)
 
     async def aclose(self) -> None:
         """Stop the registry (records stay), give the leases back and close the shared client."""

@@ -109,6 +109,32 @@ async def test_wakeup_at_a_standby_reaches_the_holder_and_a_taken_lease_moves_th
         await b.aclose()
 
 
+@pytest.mark.django_db(transaction=True)
+async def test_a_push_whose_wakeup_message_was_lost_is_acted_on_at_the_holders_rescan(
+    make_agent, ws: Workspace, redis
+) -> None:
+    """Channel messages are at-most-once: the push's wake-up is also noted beside the lease, and the holder's rescan
+    (every minute) wakes the watch, instead of the watch waiting for its 10-minute safety check."""
+    agent = make_agent(streaming=False, push=False)
+    ws.save_agents([{"name": "bot", "url": agent.url}], None)
+    clock = SignalClock()
+    a, delivered = _worker(ws, clock)
+    try:
+        rec = await add_record(ws, await start_task(a.remote, ws, "bot", "hold lost"), "bot", clock)
+        await a.start_registry([ws])
+        assert a.registry is not None and rec.watch_id in a.registry
+        agent.release("lost")
+        await eventually(lambda: len(agent.finished) == 1, what="the agent to finish")
+        await a.leases.note_wake(ws, rec.watch_id)  # what the web process does before sending the (lost) message
+        assert delivered.delivered == []
+        await a.rescan([ws])
+        [(_, text)] = await delivered.wait_for(1)  # no clock advanced: only the noted wake-up can have done it
+        assert "released lost" in text
+        assert await a.leases.take_wakes(ws) == []  # taken once
+    finally:
+        await a.aclose()
+
+
 @pytest.mark.timeout(150)
 async def test_a_frozen_worker_is_replaced_and_delivers_nothing_twice(make_agent, workspace, remote, tmp_path) -> None:
     """SIGSTOP the lease holder: the standby takes over within 30 s; woken again, the old one lets go."""
