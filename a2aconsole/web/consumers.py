@@ -29,6 +29,14 @@ from a2aconsole.web.live.frames import pack
 from a2aconsole.web.metrics import WEBSOCKET_CLIENTS
 
 log = logging.getLogger(__name__)
+
+
+def render(fn: Any) -> Any:
+    """Renders run in a thread pool of their own, not on the one thread Django's sync views and the event sink
+    share: a burst of renders never queues ahead of a push's event insert."""
+    return database_sync_to_async(fn, thread_sensitive=False)
+
+
 LIVE_MARK = "<!-- live -->"
 
 
@@ -149,7 +157,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
             try:
                 for g in self.groups_joined:
                     await self.channel_layer.group_add(g, self.channel_name)
-                current = await database_sync_to_async(self.page.version)(self.tab.params)
+                current = await render(self.page.version)(self.tab.params)
             except Exception as e:
                 log.warning("live check of a %s tab failed: %s", self.page_name, type(e).__name__)
                 continue
@@ -163,7 +171,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
         """At connect: nothing when the page is as the tab rendered it (`v`), else everything."""
         try:
             await self.page.prepare(self.tab)
-            current, frames = await database_sync_to_async(self._connect_frames)()
+            current, frames = await render(self._connect_frames)()
         except Exception:
             log.exception("rendering %s fragments failed", self.page_name)
             return
@@ -180,7 +188,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
     async def send_changes(self, changes: live.Changes) -> None:
         try:
             await self.page.prepare(self.tab)
-            current, frames = await database_sync_to_async(self._change_frames)(changes)
+            current, frames = await render(self._change_frames)(changes)
         except Exception:
             log.exception("rendering %s fragments failed", self.page_name)
             return
