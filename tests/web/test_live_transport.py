@@ -15,7 +15,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from a2aconsole.core.events import ALL_GROUP, Event, target_group
+from a2aconsole.core.events import ALL_GROUP, Event, target_group, task_group
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web import history
@@ -224,3 +224,22 @@ async def test_chat_tab_gets_the_answer_panel_of_a_changed_task(
     outcome = html[html.index('id="outcome-') :]
     assert 'data-task-state="completed"' in outcome and "all eight done" in outcome and "Working on it" not in outcome
     await asyncio.wait_for(comm.disconnect(), 5)
+
+
+async def test_task_page_appends_new_events_only(ws: Workspace, owner_cookie: str) -> None:
+    """Bug 10: the task page re-rendered its whole timeline on every event (50 KB a frame after 200 events)."""
+
+    def history_of(n: int) -> None:
+        for i in range(n):
+            store("long", "state", "working", f"step {i} of a long task")
+
+    await sync_to_async(history_of)(200)
+    comm, ok = await connect_socket("/ws/console/task/?agent=bot&task=long&target=console", owner_cookie)
+    assert ok
+    assert "step 199 of a long task" in "".join(await frames_until(comm, lambda t: "step 199" in t))
+    await sync_to_async(store)("long", "state", "working", "step 200 of a long task")
+    await get_channel_layer().group_send(task_group("bot", "long"), event("long"))
+    got = "".join(await frames_until(comm, lambda t: 'id="task-controls"' in t))
+    assert "step 200 of a long task" in got and "step 199" not in got
+    assert '<ol hx-swap-oob="beforeend:#timeline-log">' in got and len(got.encode()) < 6_000, len(got.encode())
+    await comm.disconnect()
