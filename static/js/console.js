@@ -14,7 +14,8 @@ document.addEventListener("htmx:afterRequest", function (event) {
 
 // Live fragments (`hx-ext="ws,live"`): a tab hears about more tasks than it shows (the answer panel of one
 // task, the rows its search matches). Before htmx swaps a WebSocket message, the fragments whose target is
-// not on this page are dropped, so htmx has nothing to complain about (htmx:oobErrorNoTarget).
+// not on this page are dropped, so htmx has nothing to complain about (htmx:oobErrorNoTarget), and so is a
+// fragment whose `data-live-key` equals that of the element it would replace (nothing new to show).
 htmx.defineExtension("live", {
   transformResponse: function (text, xhr) {
     if (xhr) return text; // an ordinary htmx request: its response is swapped as it is
@@ -25,10 +26,13 @@ htmx.defineExtension("live", {
       var oob = el.getAttribute("hx-swap-oob") || "true";
       var colon = oob.indexOf(":");
       var selector = colon > 0 ? oob.slice(colon + 1) : el.id ? "#" + CSS.escape(el.id) : "";
-      var found = selector && (document.querySelector(selector) || kept.some(function (k) {
+      var here = selector && document.querySelector(selector);
+      var found = here || (selector && kept.some(function (k) {
         return k.matches(selector) || k.querySelector(selector);
       }));
-      if (found) kept.push(el); else el.remove();
+      // the same content again (`data-live-key`): left alone, so a form in it keeps what is typed and its request
+      var same = here && el.dataset.liveKey !== undefined && here.dataset.liveKey === el.dataset.liveKey;
+      if (found && !same) kept.push(el); else el.remove();
     });
     return holder.innerHTML;
   },

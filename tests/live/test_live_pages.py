@@ -177,3 +177,22 @@ def test_status_page_is_live(page: Page, server: ConsoleServer, bot: TestAgent) 
     bot.release("status1")
     expect(spaces).not_to_contain_text(task_id)
     assert errors == []
+
+
+def test_an_answer_being_typed_survives_live_updates(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
+    """The question's own event re-renders its answer panel: the same panel again is left alone, so what the
+    owner typed, and the answer's request, stay."""
+    ensure_bot(server, bot)
+    errors = console_errors(page)
+    page.goto("/chat/console/")
+    live(page)
+    page.get_by_label("Agent").select_option("bot")
+    send(page, "ask")
+    reply = page.locator("#reply")
+    expect(reply).to_contain_text("Which colour?")
+    reply.get_by_label("Your answer").fill("green")
+    expect(page.locator("#chat-log")).to_contain_text("Which colour?")  # the live render with the panel is in
+    expect(reply.get_by_label("Your answer")).to_have_value("green")
+    reply.get_by_role("button", name="Answer").click()
+    expect(page.locator("#reply")).to_contain_text("got answer: green")
+    assert errors == []

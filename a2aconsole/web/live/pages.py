@@ -46,6 +46,8 @@ def outcomes(tasks: set[tuple[str, str]], target: str = "") -> list[str]:
     """The answer panel of each changed task, badge and text from one render (dropped by tabs not showing it)."""
     out = []
     for ev in history.latest_events(tasks, kinds=OUTCOME_KINDS).values():
+        if ev.kind == "state" and ev.state in history.TERMINAL:
+            continue  # the result with its text follows (a finished panel is never replaced again)
         ctx = {"r": outcome_of(ev), "target": {"id": ev.target or target}, "answer_target": "this", "outcome_oob": 1}
         out.append(render_to_string("web/_outcome.html", ctx))
     return out
