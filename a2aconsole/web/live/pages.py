@@ -7,6 +7,9 @@ their query (chat log, inbox, dashboard) are rendered whole, at most once per co
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from django.template.loader import render_to_string
@@ -18,6 +21,7 @@ from a2aconsole.web.live import Changes, LivePage, Tab, register
 from a2aconsole.web.live.frames import batches
 from a2aconsole.web.models import TaskEvent
 
+TABLES_KEPT = 8  # watch tables kept for tabs rendering the same search at the same moment
 ROWS_PER_FRAGMENT = 100  # watch rows per appended batch: ~150 KB, one frame each
 OUTCOME_KINDS = ("result", "question", "state")
 
@@ -42,6 +46,30 @@ def outcome_of(ev: TaskEvent) -> dict[str, Any]:
     return r
 
 
+class Rendered:
+    """Fragments rendered for one tab, reused by the others that need the very same one (ten tabs after a push
+    render a row or an answer panel once). Keyed by everything the fragment shows; bounded, oldest out."""
+
+    def __init__(self, size: int = 2000) -> None:
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[Hashable, str] = OrderedDict()
+        self._size = size
+
+    def get(self, key: Hashable, make: Callable[[], str]) -> str:
+        with self._lock:
+            found = self._kept.get(key)
+        if found is None:
+            found = make()
+            with self._lock:
+                self._kept[key] = found
+                if len(self._kept) > self._size:
+                    self._kept.popitem(last=False)
+        return found
+
+
+RENDERED = Rendered()
+
+
 def outcomes(tasks: set[tuple[str, str]], target: str = "") -> list[str]:
     """The answer panel of each changed task, badge and text from one render (dropped by tabs not showing it)."""
     out = []
@@ -49,8 +77,12 @@ def outcomes(tasks: set[tuple[str, str]], target: str = "") -> list[str]:
         if ev.kind == "state" and ev.state in history.TERMINAL:
             continue  # the result with its text follows (a finished panel is never replaced again)
         ctx = {"r": outcome_of(ev), "target": {"id": ev.target or target}, "answer_target": "this", "outcome_oob": 1}
-        out.append(render_to_string("web/_outcome.html", ctx))
+        out.append(RENDERED.get(("outcome", ev.id, ctx["target"]["id"]), lambda c=ctx: _render("web/_outcome.html", c)))
     return out
+
+
+def _render(template: str, ctx: dict[str, Any]) -> str:
+    return render_to_string(template, ctx)
 
 
 def _delete(element_id: str) -> str:
@@ -78,10 +110,34 @@ class WatchesLive(LivePage):
 
         tab.prepared["live"] = await live_watches()
 
-    def _table(self, tab: Tab) -> dict[str, Any]:
-        from a2aconsole.web.views import watches
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tables: dict[tuple[Any, ...], dict[str, Any]] = {}
 
-        return watches.table(tab.params.get("q", ""), tab.prepared.get("live"))
+    def _table(self, tab: Tab) -> dict[str, Any]:
+        """The table for this tab's search, shared by every tab that renders it before anything changes (ten
+        tabs after one push read pending.json and the states once, not ten times)."""
+        from a2aconsole.web.views import scope, watches
+
+        q, live = tab.params.get("q", ""), tab.prepared.get("live")
+        files = []
+        for ws in scope.all_workspaces():
+            try:
+                st = ws.pending_path.stat()
+                files.append((str(ws.root), st.st_mtime_ns, st.st_size))
+            except OSError:
+                files.append((str(ws.root), 0, 0))
+        live_key = tuple(sorted((k, tuple(sorted(map(str, v.items())))) for k, v in (live or {}).items()))
+        key = (q, self.version({}), tuple(files), hash(live_key))
+        with self._lock:
+            found = self._tables.get(key)
+        if found is None:
+            found = watches.table(q, live)
+            with self._lock:
+                if len(self._tables) >= TABLES_KEPT:
+                    self._tables.pop(next(iter(self._tables)))
+                self._tables[key] = found
+        return found
 
     def _remember(self, tab: Tab, ctx: dict[str, Any]) -> None:
         tab.memo["shown"] = [r["watch_id"] for r in ctx["rows"]]
@@ -124,7 +180,9 @@ class WatchesLive(LivePage):
             )
         for r in ctx["rows"]:
             if r["watch_id"] in old and (r["agent"], r["task_id"]) in changes.tasks:
-                out.append(render_to_string("web/watches.html#watch-row", {**ctx, "r": r, "row_oob": True}))
+                key = ("row", ctx["q"], tuple(sorted((k, str(v)) for k, v in r.items())))
+                row_ctx = {**ctx, "r": r, "row_oob": True}
+                out.append(RENDERED.get(key, lambda c=row_ctx: _render("web/watches.html#watch-row", c)))
         return out
 
 
