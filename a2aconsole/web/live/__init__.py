@@ -18,8 +18,6 @@ from urllib.parse import urlencode
 
 from a2aconsole.core.events import ALL_GROUP
 
-SETTING_KINDS = frozenset({"watch.armed", "watch.ended", "delivered", "undelivered"})
-
 
 @dataclass
 class Changes:
