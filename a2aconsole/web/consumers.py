@@ -1,12 +1,20 @@
 """The console tab's WebSocket: one per tab, joined to the groups of its page, sending HTML fragments.
 
-htmx's `ws` extension swaps every fragment into the element with the same id (`hx-swap-oob`). Fragments
-are re-rendered from the files and the stored history, never from the event alone, so a missed event
-or a reconnect still shows the current state.
+Thin by design: the page kind (`a2aconsole.web.live`) says what to render; this consumer only checks the owner,
+joins the groups, and keeps the tab current:
+
+- an event message only marks what changed; renders are coalesced, at most one per `LIVE_FLUSH_SECONDS`, so a
+  burst of pushes costs a few renders a second and the tab's channel queue drains as fast as it fills;
+- channel-layer messages are at-most-once: a gap in a group's sequence numbers, or an event in the database that
+  no message announced, makes the tab render in full again, and every `LIVE_CHECK_SECONDS` it joins its groups
+  again (a layer drops the membership of a channel whose queue overflowed);
+- fragments go out in frames below daphne's 1 MiB limit, and a failed render or send is logged, never raised.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 from typing import Any
@@ -14,48 +22,64 @@ from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
-from django.template.loader import render_to_string
-from django.utils.html import format_html
+from django.conf import settings
 
-from a2aconsole.core.events import ALL_GROUP, target_group, task_group
+from a2aconsole.web import live
+from a2aconsole.web.live.frames import pack
 from a2aconsole.web.metrics import WEBSOCKET_CLIENTS
 
 log = logging.getLogger(__name__)
 
-PAGES = ("dashboard", "watches", "chat", "inbox", "task", "agents", "tasks")
+
+def render(fn: Any) -> Any:
+    """Renders run in a thread pool of their own, not on the one thread Django's sync views and the event sink
+    share: a burst of renders never queues ahead of a push's event insert."""
+    return database_sync_to_async(fn, thread_sensitive=False)
+
+
+LIVE_MARK = "<!-- live -->"
 
 
 class ConsoleConsumer(AsyncWebsocketConsumer):
     """`/ws/console/<page>/?...`: refuses sockets without the owner's session."""
 
-    page: str
-    params: dict[str, str]
+    page_name: str
+    page: live.LivePage
+    tab: live.Tab
     groups_joined: list[str]
-    live: dict[str, dict[str, Any]] | None = None
     counted = False  # in a2aconsole_websocket_clients
 
     async def connect(self) -> None:
         user = self.scope.get("user")
         self.groups_joined = []
+        self.tasks: list[asyncio.Task[None]] = []
         if user is None or not user.is_authenticated:
             await self.close(code=4401)
             return
-        self.page = self.scope["url_route"]["kwargs"]["page"]
+        self.page_name = self.scope["url_route"]["kwargs"]["page"]
         raw = parse_qs(self.scope.get("query_string", b"").decode())
-        self.params = {k: v[-1] for k, v in raw.items()}
-        groups = self._groups()
-        if groups is None:
+        params = {k: v[-1] for k, v in raw.items()}
+        found = live.page(self.page_name)
+        groups = found.groups(params) if found is not None else None
+        if found is None or groups is None:
             await self.close(code=4404)
             return
+        self.page, self.tab = found, live.Tab(params)
+        self.pending = live.Changes()
+        self.seqs: dict[tuple[str, str], int] = {}  # (origin, group) -> last sequence number
+        self.newest = 0  # the newest event id this tab is known to show
+        self.flusher: asyncio.Task[None] | None = None
+        self.last_flush = 0.0
         await self.accept()
         self.counted = True
-        WEBSOCKET_CLIENTS.labels(self.page).inc()
+        WEBSOCKET_CLIENTS.labels(self.page_name).inc()
         for g in groups:
             await self.channel_layer.group_add(g, self.channel_name)
             self.groups_joined.append(g)
-        await self.send_state()
-        if self.page in ("chat", "inbox"):
-            self._flush_kept(self.params["target"])
+        await self.send_current()
+        self.tasks.append(asyncio.create_task(self._check_loop()))
+        if self.page_name in ("chat", "inbox"):
+            self._flush_kept(params["target"])
 
     @staticmethod
     def _flush_kept(target: str) -> None:
@@ -68,21 +92,16 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
             log.warning("flushing kept results of %s failed: %s", target, type(e).__name__)
 
     async def disconnect(self, code: int) -> None:
+        for t in [*getattr(self, "tasks", []), getattr(self, "flusher", None)]:
+            if t is not None:
+                t.cancel()
+                with contextlib.suppress(BaseException):
+                    await t
         if self.counted:
             self.counted = False
-            WEBSOCKET_CLIENTS.labels(self.page).dec()
+            WEBSOCKET_CLIENTS.labels(self.page_name).dec()
         for g in self.groups_joined:
             await self.channel_layer.group_discard(g, self.channel_name)
-
-    def _groups(self) -> list[str] | None:
-        p = self.params
-        if self.page in ("dashboard", "watches", "agents", "tasks"):
-            return [ALL_GROUP]
-        if self.page in ("chat", "inbox") and p.get("target"):
-            return [target_group(p["target"])]
-        if self.page == "task" and p.get("agent") and p.get("task"):
-            return [task_group(p["agent"], p["task"])]
-        return None
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """htmx `ws-send` forms: the watch table's search box sends `{"q": ...}`."""
@@ -90,99 +109,101 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
             data = json.loads(text_data or "{}")
         except ValueError:
             return
-        if self.page == "watches" and isinstance(data, dict) and isinstance(data.get("q", ""), str):
-            self.params["q"] = data.get("q", "")
-            await self.send_state()
+        if self.page_name == "watches" and isinstance(data, dict) and isinstance(data.get("q", ""), str):
+            self.tab.params["q"] = data.get("q", "")
+            self.pending.full = True
+            self._schedule(now=True)
 
     async def a2a_event(self, message: dict[str, Any]) -> None:
-        """Something changed (the event is stored already): send the page's fragments again."""
-        await self.send_state()
+        """Something changed (the event is stored already): note it; the flusher renders soon, once per batch."""
+        event = message.get("event") or {}
+        origin, group, seq = message.get("origin"), message.get("group"), message.get("seq")
+        if isinstance(seq, int) and origin and group:
+            last = self.seqs.get((origin, group))
+            if last is not None and seq != last + 1:  # a message was lost (or the sender restarted)
+                log.info("tab of %s missed %s messages of %s: full render", self.page_name, seq - last - 1, group)
+                self.pending.full = True
+            self.seqs[(origin, group)] = seq
+        if isinstance(event.get("eventId"), int):
+            self.newest = max(self.newest, event["eventId"])
+        self.pending.add(event)
+        self._schedule()
 
-    async def send_state(self) -> None:
+    def _schedule(self, now: bool = False) -> None:
+        if now:
+            self.last_flush = 0.0
+        if self.flusher is None:
+            self.flusher = asyncio.create_task(self._flush())
+
+    async def _flush(self) -> None:
+        """Render what is pending, at most once per LIVE_FLUSH_SECONDS, until nothing is."""
+        loop = asyncio.get_running_loop()
         try:
-            if self.page == "watches":
-                from a2aconsole.web.views.watches import live_watches
+            while self.pending:
+                wait = self.last_flush + settings.LIVE_FLUSH_SECONDS - loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                changes, self.pending = self.pending, live.Changes()
+                self.last_flush = loop.time()
+                await self.send_changes(changes)
+        finally:
+            self.flusher = None
 
-                self.live = await live_watches()
-            html = await database_sync_to_async(self.render)()
+    async def _check_loop(self) -> None:
+        """Join the groups again, and render in full when an event older than the last check never arrived."""
+        seen_before = None
+        while True:
+            await asyncio.sleep(settings.LIVE_CHECK_SECONDS)
+            try:
+                for g in self.groups_joined:
+                    await self.channel_layer.group_add(g, self.channel_name)
+                current = await render(self.page.version)(self.tab.params)
+            except Exception as e:
+                log.warning("live check of a %s tab failed: %s", self.page_name, type(e).__name__)
+                continue
+            if seen_before is not None and seen_before > self.newest:
+                log.info("tab of %s missed events up to %s: full render", self.page_name, seen_before)
+                self.pending.full = True
+                self._schedule()
+            seen_before = current
+
+    async def send_current(self) -> None:
+        """At connect: nothing when the page is as the tab rendered it (`v`), else everything."""
+        try:
+            await self.page.prepare(self.tab)
+            current, frames = await render(self._connect_frames)()
         except Exception:
-            log.exception("rendering %s fragments failed", self.page)
+            log.exception("rendering %s fragments failed", self.page_name)
             return
-        if html:
-            await self.send(text_data=html)
+        self.newest = max(self.newest, current)
+        await self._send_frames(frames or [LIVE_MARK])  # tells the tab it is live (an empty frame is not sent)
 
-    def render(self) -> str:
-        """The page's live fragments, each an element with the id it replaces."""
-        from a2aconsole.web import history
-        from a2aconsole.web.views import dashboard, inbox, scope, watches
+    def _connect_frames(self) -> tuple[int, list[str]]:
+        current = self.page.version(self.tab.params)
+        if self.tab.params.get("v") == str(current):
+            self.page.start(self.tab)
+            return current, []
+        return current, list(pack(self.page.full(self.tab)))
 
-        p = self.params
-        if self.page == "watches":
-            return render_to_string(
-                "web/watches.html#watch-table", {**watches.table(p.get("q", ""), self.live), "oob": True}
-            )
-        if self.page == "agents":  # agents.json changed (by hand, another tab, the CLI): the list as it is now
-            from a2aconsole.web.views.agent_cards import list_state
+    async def send_changes(self, changes: live.Changes) -> None:
+        try:
+            await self.page.prepare(self.tab)
+            current, frames = await render(self._change_frames)(changes)
+        except Exception:
+            log.exception("rendering %s fragments failed", self.page_name)
+            return
+        if changes.full:
+            self.newest = max(self.newest, current)
+        await self._send_frames(frames)
 
-            return render_to_string("web/agents/list.html#agent-list", {**list_state(), "oob": True})
-        if self.page == "dashboard":
-            ctx = {**dashboard.state(), "target": scope.console_target(), "oob": True}
-            return "".join(
-                render_to_string(f"web/dashboard.html#{name}", ctx)
-                for name in ("attention", "watch-summary", "latest-results")
-            )
-        if self.page == "chat":  # the conversation's render hook (views/conversation.py)
-            from a2aconsole.web.views import conversation
+    def _change_frames(self, changes: live.Changes) -> tuple[int, list[str]]:
+        current = self.page.version(self.tab.params) if changes.full else 0
+        fragments = self.page.full(self.tab) if changes.full else self.page.changed(self.tab, changes)
+        return current, list(pack(fragments))
 
-            ctx = conversation.log_context(p["target"], p.get("context", ""), conversation.before_of(p))
-            return conversation.live_fragment(p, ctx) + self._task_states(ctx["events"])
-        if self.page == "inbox":
-            from a2aconsole.web.models import ChatTarget
-
-            t = ChatTarget.objects.filter(id=p["target"]).first()
-            return (
-                render_to_string("web/inbox.html#inbox-list", {**inbox.items(t), "target": t, "oob": True}) if t else ""
-            )
-        if self.page == "tasks":  # the Tasks page's render hook (views/tasklist.py)
-            from a2aconsole.web.views import tasklist
-
-            return tasklist.live_fragment(p)
-        if self.page == "task":
-            events = history.timeline(p["agent"], p["task"])
-            states = [ev.state for ev in events if ev.state]
-            ctx = {
-                "events": events,
-                "open_ids": history.open_question_ids(events),
-                "target": {"id": p.get("target", "")},
-                "agent": p["agent"],
-                "task_id": p["task"],
-                "context_id": next((ev.context_id for ev in reversed(events) if ev.context_id), ""),
-                "state": states[-1] if states else "unknown",
-                "finished": bool(states) and states[-1] in history.TERMINAL,
-                "full_dates": True,
-                "answer_target": "this",
-                "oob": True,
-            }
-            return "".join(
-                render_to_string(f"web/task.html#{name}", ctx) for name in ("timeline", "task-state", "task-actions")
-            )
-        return ""
-
-    def _task_states(self, events: list[Any]) -> str:
-        """The state badge of each recent task (the answer panel shows one: `#state-<task>`)."""
-        from a2aconsole.web.history import dom_id
-
-        latest: dict[str, str] = {}
-        for ev in events:
-            if ev.state and ev.task_id:
-                latest[dom_id(ev.agent, ev.task_id)] = ev.state
-        return "".join(
-            format_html(
-                '<span id="state-{}" class="badge state-{}" data-task-state="{}" hx-swap-oob="true">{}</span>',
-                d,
-                s,
-                s,
-                s,
-            )
-            for d, s in list(latest.items())[-10:]
-        )
+    async def _send_frames(self, frames: list[str]) -> None:
+        try:
+            for frame in frames:
+                await self.send(text_data=frame)
+        except Exception as e:  # the tab went away meanwhile
+            log.info("sending to a %s tab failed: %s", self.page_name, type(e).__name__)

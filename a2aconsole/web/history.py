@@ -9,6 +9,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import Max
+
 from a2aconsole.web.models import TaskEvent
 
 QUESTION = "question"
@@ -56,29 +58,51 @@ class TaskState:
 
 
 def last_states(pairs: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
-    """The latest known state of each (agent, task id), from the history."""
-    out: dict[tuple[str, str], str] = {}
-    if not pairs:
-        return out
-    ids = {t for _, t in pairs}
-    for ev in TaskEvent.objects.filter(task_id__in=ids).exclude(state="").order_by("created_at", "id"):
-        out[(ev.agent, ev.task_id)] = ev.state
-    return out
+    """The latest known state of each (agent, task id), from the history: two queries whatever the count."""
+    return {k: ev.state for k, ev in latest_events(pairs, states_only=True).items()}
+
+
+def latest_events(
+    pairs: list[tuple[str, str]] | set[tuple[str, str]], kinds: tuple[str, ...] = (), states_only: bool = False
+) -> dict[tuple[str, str], TaskEvent]:
+    """The latest event of each (agent, task id), of `kinds` (any when empty) or with a state: one grouped query
+    for the ids, one for the rows."""
+    wanted = set(pairs)
+    if not wanted:
+        return {}
+    qs = TaskEvent.objects.filter(task_id__in={t for _, t in wanted})
+    if kinds:
+        qs = qs.filter(kind__in=kinds)
+    if states_only:
+        qs = qs.exclude(state="")
+    ids = qs.values("agent", "task_id").annotate(last=Max("id")).values_list("agent", "task_id", "last")
+    last_ids = [i for a, t, i in ids if (a, t) in wanted]
+    return {(ev.agent, ev.task_id): ev for ev in TaskEvent.objects.filter(id__in=last_ids)}
 
 
 def open_questions(target: str | None = None, limit: int = 20) -> list[TaskEvent]:
-    """Questions whose task has had no state-changing event since: the owner's answer is awaited."""
+    """Questions whose task has had no state-changing event since: the owner's answer is awaited. Two queries:
+    the latest questions, then every settling event of their tasks."""
     qs = TaskEvent.objects.filter(kind=QUESTION)
     if target:
         qs = qs.filter(target=target)
+    candidates = list(qs.order_by("-created_at", "-id")[: limit * 3])
+    later: dict[tuple[str, str], list[tuple[Any, int, str, str]]] = {}
+    rows = TaskEvent.objects.filter(task_id__in={q.task_id for q in candidates}, kind__in=SETTLING).values_list(
+        "agent", "task_id", "created_at", "id", "kind", "text"
+    )
+    for agent, task_id, at, pk, kind, text in rows:
+        later.setdefault((agent, task_id), []).append((at, pk, kind, text))
     found: list[TaskEvent] = []
-    for q in qs.order_by("-created_at", "-id")[: limit * 3]:
-        later = TaskEvent.objects.filter(
-            agent=q.agent, task_id=q.task_id, kind__in=SETTLING, created_at__gte=q.created_at
-        ).exclude(id=q.id)
-        if not later.exclude(kind=QUESTION, text=q.text).exists() and all(
-            (f.agent, f.task_id) != (q.agent, q.task_id) for f in found
-        ):
+    for q in candidates:
+        key = (q.agent, q.task_id)
+        if any(f.agent == q.agent and f.task_id == q.task_id for f in found):
+            continue
+        settled = any(
+            at >= q.created_at and pk != q.id and not (kind == QUESTION and text == q.text)
+            for at, pk, kind, text in later.get(key, [])
+        )
+        if not settled:
             found.append(q)
         if len(found) >= limit:
             break

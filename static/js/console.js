@@ -11,3 +11,85 @@ document.addEventListener("htmx:afterRequest", function (event) {
   var box = form.querySelector("textarea");
   if (box) box.value = "";
 });
+
+// Live fragments (`hx-ext="ws,live"`): a tab hears about more tasks than it shows (the answer panel of one
+// task, the rows its search matches). Before htmx swaps a WebSocket message, the fragments whose target is
+// not on this page are dropped, so htmx has nothing to complain about (htmx:oobErrorNoTarget), and so is a
+// fragment whose `data-live-key` equals that of the element it would replace (nothing new to show).
+htmx.defineExtension("live", {
+  transformResponse: function (text, xhr) {
+    if (xhr) return text; // an ordinary htmx request: its response is swapped as it is
+    var holder = document.createElement("template");
+    holder.innerHTML = text;
+    var kept = []; // an earlier fragment of this message may bring the target (a table, then its rows)
+    Array.prototype.slice.call(holder.content.children).forEach(function (el) {
+      var oob = el.getAttribute("hx-swap-oob") || "true";
+      var colon = oob.indexOf(":");
+      var selector = colon > 0 ? oob.slice(colon + 1) : el.id ? "#" + CSS.escape(el.id) : "";
+      var here = selector && document.querySelector(selector);
+      var found = here || (selector && kept.some(function (k) {
+        return k.matches(selector) || k.querySelector(selector);
+      }));
+      // the same content again (`data-live-key`): left alone, so a form in it keeps what is typed and its request
+      var same = here && el.dataset.liveKey !== undefined && here.dataset.liveKey === el.dataset.liveKey;
+      if (found && !same) kept.push(el); else el.remove();
+    });
+    return holder.innerHTML;
+  },
+});
+
+// Ages and times tick in the browser, without asking the server: `<time data-age datetime=…>` shows how long
+// since (45s, 12m, 3h 5m), `<span data-ago=…>` a relative age beside a time ("3 min ago"), and a
+// `<time data-local=time|datetime>` is shown in this browser's time zone (the owner's).
+function since(iso, now) {
+  var at = Date.parse(iso);
+  return isNaN(at) ? null : Math.max(0, Math.floor((now - at) / 1000));
+}
+
+function ageText(s) {
+  if (s < 60) return s + "s";
+  if (s < 3600) return Math.floor(s / 60) + "m";
+  if (s < 86400) return Math.floor(s / 3600) + "h " + Math.floor((s % 3600) / 60) + "m";
+  return Math.floor(s / 86400) + "d " + Math.floor((s % 86400) / 3600) + "h";
+}
+
+function agoText(s) {
+  if (s < 10) return "just now";
+  if (s < 60) return s + " s ago";
+  if (s < 3600) return Math.floor(s / 60) + " min ago";
+  if (s < 86400) return Math.floor(s / 3600) + " h ago";
+  var days = Math.floor(s / 86400);
+  return days + (days === 1 ? " day ago" : " days ago");
+}
+
+function two(n) { return (n < 10 ? "0" : "") + n; }
+
+function localTime(el) {
+  var at = new Date(el.getAttribute("datetime"));
+  if (isNaN(at.getTime())) return;
+  var time = two(at.getHours()) + ":" + two(at.getMinutes()) + ":" + two(at.getSeconds());
+  var date = at.getFullYear() + "-" + two(at.getMonth() + 1) + "-" + two(at.getDate());
+  var today = new Date();
+  var sameDay = at.toDateString() === today.toDateString();
+  el.textContent = el.dataset.local === "datetime" || !sameDay ? date + " " + time : time;
+  el.title = date + " " + time + " (" + Intl.DateTimeFormat().resolvedOptions().timeZone + ")";
+  el.dataset.localized = "1";
+}
+
+function tick() {
+  var now = Date.now();
+  document.querySelectorAll("[data-age]").forEach(function (el) {
+    var s = since(el.getAttribute("datetime"), now);
+    if (s !== null) el.textContent = ageText(s);
+  });
+  document.querySelectorAll("[data-ago]").forEach(function (el) {
+    var s = since(el.dataset.ago, now);
+    if (s !== null) el.textContent = agoText(s);
+  });
+  document.querySelectorAll("time[data-local]:not([data-localized])").forEach(localTime);
+}
+
+document.addEventListener("DOMContentLoaded", tick);
+document.addEventListener("htmx:afterSettle", tick);
+document.addEventListener("htmx:wsAfterMessage", tick);
+setInterval(tick, 1000);

@@ -16,11 +16,6 @@ from tests.support.console_server import OWNER, PASSWORD, ConsoleServer
 
 pytestmark = [pytest.mark.timeout(120)]
 
-# The one error these pages do not cause: the old chat socket sends the state badge of each recent task, and
-# htmx logs each one whose answer panel the tab does not show (issue 12 bug 1, fixed by the live-update
-# rewrite; drop this filter once it is merged).
-OLD_SOCKET_BADGES = "console: htmx:oobErrorNoTarget, #state-"
-
 
 @pytest.fixture(scope="module")
 def bot() -> Iterator[TestAgent]:
@@ -107,6 +102,6 @@ def test_tasks_and_conversation_live_without_console_errors(context: BrowserCont
     expect(chat.locator("#inbox-list")).to_contain_text("released tasks1")
     expect(chat.locator("#inbox-list details").first).not_to_have_attribute("open", "")
     assert tasks_errors == []
-    assert [e for e in errors if not e.startswith(OLD_SOCKET_BADGES)] == [], errors
+    assert errors == []
     chat.close()
     tasks.close()

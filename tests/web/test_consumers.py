@@ -12,6 +12,7 @@ from channels.layers import get_channel_layer
 from a2aconsole.core.events import ALL_GROUP, target_group, task_group
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.history import dom_id
 from a2aconsole.web.models import ChatTarget, InboxItem
 from tests.support.console import connect_socket, record_event
 
@@ -39,6 +40,8 @@ async def test_watch_table_sent_at_connect_and_after_event(ws: Workspace, owner_
         tx.records.append(WatchRecord("w1", "console", "bot", "task-123", "ctx-9", started_at="2026-01-01T00:00:00Z"))
     await get_channel_layer().group_send(ALL_GROUP, {"type": "a2a.event", "event": {"kind": "watch.armed"}})
     html = await comm.receive_from(timeout=5)
+    assert 'id="watch-table"' in html and "1 of 1 watch" in html
+    html = await comm.receive_from(timeout=5)  # the rows come in frames of their own
     assert "task-123" in html and "ctx-9" in html
     # the search box (htmx ws-send) filters the table for this tab
     await comm.send_to(text_data='{"q": "agent:other", "HEADERS": {}}')
@@ -52,10 +55,13 @@ async def test_chat_log_live(ws: Workspace, console_target: ChatTarget, owner_co
     assert connected
     assert "Nothing yet" in await comm.receive_from(timeout=5)
     await sync_to_async(record_event)(ws, "t1", "result", "completed", "the final answer")
-    await get_channel_layer().group_send(target_group("console"), {"type": "a2a.event", "event": {}})
+    event = {"kind": "result", "agent": "bot", "task_id": "t1"}
+    await get_channel_layer().group_send(target_group("console"), {"type": "a2a.event", "event": event})
     html = await comm.receive_from(timeout=5)
     assert "the final answer" in html and 'id="chat-log"' in html
-    assert 'id="state-' in html and 'data-task-state="completed"' in html
+    # the task's answer panel, badge and text from one render (a tab without that panel drops it)
+    assert f'id="outcome-{dom_id("bot", "t1")}" hx-swap-oob="true"' in html
+    assert f'id="state-{dom_id("bot", "t1")}"' in html and 'data-task-state="completed"' in html
     await comm.disconnect()
 
 
@@ -68,7 +74,8 @@ async def test_task_timeline_live(ws: Workspace, owner_cookie: str) -> None:
     html = await comm.receive_from(timeout=5)
     assert "Which colour?" in html and 'id="task-state"' in html and "input-required" in html
     assert 'name="message"' in html  # answerable inline
-    assert 'id="task-actions"' in html and "Cancel the task" in html and "Answer the question" in html
+    assert 'id="task-controls"' in html and "Cancel the task" in html and "Answer the question" in html
+    assert 'id="task-actions"' not in html  # the form itself is never replaced (a re-check in flight keeps it)
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d</time>", html)  # a timeline's times carry the date
     await sync_to_async(record_event)(ws, "t1", "result", "completed", "blue it is")
     await get_channel_layer().group_send(task_group("bot", "t1"), {"type": "a2a.event", "event": {}})

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from channels.layers import get_channel_layer
 
-from a2aconsole.core.events import RESULT, STATE, Event, task_group, watch_event_key
+from a2aconsole.core.events import RESULT, WATCH_UPDATE, Event, task_group, watch_event_key
 from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.models import TaskEvent
 
@@ -30,18 +30,19 @@ async def test_a_keyed_event_is_stored_and_broadcast_once() -> None:
 
     await sink.emit(event(RESULT, "the result", key))
     await sink.emit(event(RESULT, "the result, emitted again", key))
-    await sink.emit(event(STATE, "a plain event"))
-    await sink.emit(event(STATE, "a plain event"))
+    # unkeyed events are all kept (a watch's updates; repeated outcomes of a re-check are another rule)
+    await sink.emit(event(WATCH_UPDATE, "a plain event"))
+    await sink.emit(event(WATCH_UPDATE, "a plain event"))
 
     rows = [(e.kind, e.text, e.key) async for e in TaskEvent.objects.order_by("id")]
     assert rows == [
         (RESULT, "the result", key),
-        (STATE, "a plain event", ""),
-        (STATE, "a plain event", ""),
+        (WATCH_UPDATE, "a plain event", ""),
+        (WATCH_UPDATE, "a plain event", ""),
     ]
     # FIFO: the second message the task's group got is the first plain event, not the result again
     got = [(await layer.receive(channel))["event"] for _ in range(2)]
-    assert [(m["kind"], m["text"]) for m in got] == [(RESULT, "the result"), (STATE, "a plain event")]
+    assert [(m["kind"], m["text"]) for m in got] == [(RESULT, "the result"), (WATCH_UPDATE, "a plain event")]
 
 
 async def test_the_same_watch_in_another_workspace_has_its_own_key() -> None:

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from a2aconsole.web import history
+from a2aconsole.web import history, live
 from a2aconsole.web.models import TaskEvent
 from a2aconsole.web.views import scope
 
@@ -56,7 +56,7 @@ def page(request: HttpRequest) -> HttpResponse:
         "title": "Dashboard",
         "client": settings.A2A_CLIENT,
         "target": target,
-        "ws_url": "/ws/console/dashboard/",
+        "ws_url": live.ws_url("dashboard"),
         **state(),
     }
     return render(request, "web/dashboard.html", ctx)

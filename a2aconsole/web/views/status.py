@@ -1,4 +1,4 @@
-"""`/a2a`: the spec's status view. Agents with masked URLs, watches with agent, task, source and age."""
+"""`/a2a`: the spec's status view. Agents with masked URLs, watches with agent, task, source and age; live."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from a2aconsole.core.status import age
+from a2aconsole.web import live
 from a2aconsole.web.views import scope
 
 
-def page(request: HttpRequest) -> HttpResponse:
+def spaces() -> list[dict]:
+    """Every workspace's agents (URLs masked) and watches: the page's live part."""
     now = datetime.now(UTC)
     spaces = []
     for ws in scope.all_workspaces():
@@ -30,6 +32,7 @@ def page(request: HttpRequest) -> HttpResponse:
                         "task_id": r.task_id,
                         "source": r.source,
                         "age": age(r.started_at, now),
+                        "started_at": r.started_at,
                         "target": r.target,
                         "undelivered": r.undelivered is not None,
                     }
@@ -38,6 +41,16 @@ def page(request: HttpRequest) -> HttpResponse:
                 "pending_error": pf.parse_error,
             }
         )
+    return spaces
+
+
+def page(request: HttpRequest) -> HttpResponse:
     client = settings.A2A_CLIENT
-    ctx = {"nav": "status", "title": "A2A status", "spaces": spaces, "client": client}
+    ctx = {
+        "nav": "status",
+        "title": "A2A status",
+        "spaces": spaces(),
+        "client": client,
+        "ws_url": live.ws_url("status"),
+    }
     return render(request, "web/status.html", ctx)

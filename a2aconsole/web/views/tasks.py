@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 from typing import Any
-from urllib.parse import quote
 
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse
@@ -13,7 +12,7 @@ from django.shortcuts import render
 from google.protobuf.json_format import MessageToDict
 
 from a2aconsole.core.results import json_preview
-from a2aconsole.web import history
+from a2aconsole.web import history, live
 from a2aconsole.web.models import TaskEvent
 from a2aconsole.web.views import scope
 
@@ -58,7 +57,7 @@ def context(
         "context_id": next((ev.context_id for ev in reversed(events) if ev.context_id), ""),
         "raw": json.dumps(raw, indent=2, ensure_ascii=False, default=str) if raw else "",
         "raw_is_task": bool(raw_task),
-        "ws_url": f"/ws/console/task/?agent={quote(agent)}&task={quote(task_id)}&target={quote(target)}",
+        "ws_url": live.ws_url("task", agent=agent, task=task_id, target=target),
     }
 
 

@@ -18,7 +18,7 @@ from django.shortcuts import render
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.status import age
 from a2aconsole.core.workspace import Workspace
-from a2aconsole.web import history
+from a2aconsole.web import history, live
 from a2aconsole.web.views import scope
 
 log = logging.getLogger(__name__)
@@ -110,14 +110,12 @@ def _find(watch_id: str) -> dict[str, Any] | None:
 async def page(request: HttpRequest) -> HttpResponse:
     q = request.GET.get("q", "")
     rows = await sync_to_async(table)(q, await live_watches())
-    ctx = {"nav": "watches", "title": "Watches", **rows, "ws_url": "/ws/console/watches/?q=" + _quote(q)}
+    ctx = {"nav": "watches", "title": "Watches", **rows, "ws_url": await _ws_url(q)}
     return await sync_to_async(render)(request, "web/watches.html", ctx)
 
 
-def _quote(q: str) -> str:
-    from urllib.parse import quote
-
-    return quote(q)
+async def _ws_url(q: str) -> str:
+    return await sync_to_async(live.ws_url)("watches", q=q)
 
 
 async def action(request: HttpRequest) -> HttpResponse:
@@ -152,5 +150,5 @@ async def action(request: HttpRequest) -> HttpResponse:
         return await sync_to_async(render)(request, "web/watches.html#watch-answer", ctx)
     q = request.POST.get("q", "")
     full = await sync_to_async(table)(q, await live_watches())
-    ctx.update(nav="watches", title="Watches", ws_url="/ws/console/watches/?q=" + _quote(q), **full)
+    ctx.update(nav="watches", title="Watches", ws_url=await _ws_url(q), **full)
     return await sync_to_async(render)(request, "web/watches.html", ctx)

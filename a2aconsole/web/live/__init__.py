@@ -1,0 +1,103 @@
+"""Live pages: what each console page sends over its tab's WebSocket, declared in one place.
+
+A page kind (`watches`, `task`, ...) is a `LivePage` registered under its name with `@register`. It says which
+channel-layer groups a tab of it joins, the fragments that bring a tab fully up to date (`full`), the fragments
+a batch of coalesced changes needs (`changed`, by default `full` again) and a cheap `version` (the newest event
+id the page shows), with which a tab notices messages it missed. A feature declares its page in its own module
+(`@live.register("tasks") class TasksLive(LivePage): ...`), imported from `live.pages`, and builds its socket's
+URL with `ws_url`. Every fragment is one element with an id and `hx-swap-oob`; console.js drops those whose
+target is not on the page (a tab shows only some of the tasks it hears about).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+from urllib.parse import urlencode
+
+from a2aconsole.core.events import ALL_GROUP
+
+
+@dataclass
+class Changes:
+    """What happened since a tab's last render: tasks touched, kinds seen, and whether only a full render will do."""
+
+    full: bool = False
+    tasks: set[tuple[str, str]] = field(default_factory=set)
+    kinds: set[str] = field(default_factory=set)
+    count: int = 0
+
+    def add(self, event: dict[str, Any]) -> None:
+        self.count += 1
+        kind = str(event.get("kind") or "")
+        self.kinds.add(kind)
+        if event.get("task_id"):
+            self.tasks.add((str(event.get("agent") or ""), str(event["task_id"])))
+
+    def __bool__(self) -> bool:
+        return self.full or self.count > 0
+
+
+@dataclass
+class Tab:
+    """One open tab: its URL parameters, what `prepare` fetched for the next render, what its page remembers."""
+
+    params: dict[str, str]
+    prepared: dict[str, Any] = field(default_factory=dict)
+    memo: dict[str, Any] = field(default_factory=dict)
+
+
+class LivePage:
+    """A page kind's live fragments. `full`, `changed`, `start` and `version` run in a database thread."""
+
+    def groups(self, params: dict[str, str]) -> list[str] | None:
+        """The groups a tab joins; None refuses the socket (missing parameters)."""
+        return [ALL_GROUP]
+
+    async def prepare(self, tab: Tab) -> None:
+        """Async reads before a render (e.g. the watch registry's snapshot) go into `tab.prepared`."""
+
+    def full(self, tab: Tab) -> list[str]:
+        raise NotImplementedError
+
+    def start(self, tab: Tab) -> None:
+        """The tab holds the page as rendered at `version`: remember what `changed` needs, send nothing."""
+
+    def changed(self, tab: Tab, changes: Changes) -> list[str]:
+        return self.full(tab)
+
+    def version(self, params: dict[str, str]) -> int:
+        """The newest event id this page shows; 0 when none."""
+        from a2aconsole.web.models import TaskEvent
+
+        return TaskEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
+
+
+PAGES: dict[str, LivePage] = {}
+P = TypeVar("P", bound=type[LivePage])
+
+
+def register(name: str) -> Callable[[P], P]:
+    """Class decorator: `name` (the `<page>` of /ws/console/<page>/) is served by this LivePage."""
+
+    def add(cls: P) -> P:
+        PAGES[name] = cls()
+        return cls
+
+    return add
+
+
+def page(name: str) -> LivePage | None:
+    from a2aconsole.web.live import pages  # noqa: F401  (registers the console's pages)
+
+    return PAGES.get(name)
+
+
+def ws_url(name: str, **params: str) -> str:
+    """The socket URL of a page kind, with the version the page is rendered at (`v`): a tab whose page is current
+    at connect gets no resend of what it already shows."""
+    live = page(name)
+    assert live is not None, name
+    v = live.version(params)
+    return f"/ws/console/{name}/?" + urlencode({**params, "v": str(v)})

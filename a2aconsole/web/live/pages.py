@@ -1,0 +1,320 @@
+"""The console's own live pages: dashboard, watches, chat, inbox, a task, and `/a2a`.
+
+Each renders the named fragments of its template (django-template-partials) with `oob`. A change to one task
+re-renders that task's parts (its watch row, its timeline's new events, its answer panel); lists bounded by
+their query (chat log, inbox, dashboard) are rendered whole, at most once per coalescing interval.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from django.template.loader import render_to_string
+from django.utils.html import format_html
+
+from a2aconsole.core.events import target_group, task_group
+from a2aconsole.web import history
+from a2aconsole.web.live import Changes, LivePage, Tab, register
+from a2aconsole.web.live.frames import batches
+from a2aconsole.web.models import TaskEvent
+
+TABLES_KEPT = 8  # watch tables kept for tabs rendering the same search at the same moment
+ROWS_PER_FRAGMENT = 100  # watch rows per appended batch: ~150 KB, one frame each
+OUTCOME_KINDS = ("result", "question", "state")
+
+
+def outcome_of(ev: TaskEvent) -> dict[str, Any]:
+    """A task's answer panel (`_outcome.html`'s `r`) from its latest outcome event."""
+    data = ev.data if isinstance(ev.data, dict) else {}
+    r: dict[str, Any] = {
+        **data,
+        "agent": ev.agent,
+        "taskId": ev.task_id,
+        "contextId": ev.context_id,
+        "state": ev.state or "unknown",
+        "dom_id": history.dom_id(ev.agent, ev.task_id),
+    }
+    if ev.kind == "question":
+        r["question"] = ev.text
+    elif ev.kind == "result":
+        r["text"] = ev.text
+    elif ev.text:
+        r["note"] = ev.text  # progress: "working 3/8"
+    return r
+
+
+class Rendered:
+    """Fragments rendered for one tab, reused by the others that need the very same one (ten tabs after a push
+    render a row or an answer panel once). Keyed by everything the fragment shows; bounded, oldest out."""
+
+    def __init__(self, size: int = 2000) -> None:
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[Hashable, str] = OrderedDict()
+        self._size = size
+
+    def get(self, key: Hashable, make: Callable[[], str]) -> str:
+        with self._lock:
+            found = self._kept.get(key)
+        if found is None:
+            found = make()
+            with self._lock:
+                self._kept[key] = found
+                if len(self._kept) > self._size:
+                    self._kept.popitem(last=False)
+        return found
+
+
+RENDERED = Rendered()
+
+
+def outcomes(tasks: set[tuple[str, str]], target: str = "") -> list[str]:
+    """The answer panel of each changed task, badge and text from one render (dropped by tabs not showing it)."""
+    out = []
+    for ev in history.latest_events(tasks, kinds=OUTCOME_KINDS).values():
+        if ev.kind == "state" and ev.state in history.TERMINAL:
+            continue  # the result with its text follows (a finished panel is never replaced again)
+        ctx = {"r": outcome_of(ev), "target": {"id": ev.target or target}, "answer_target": "this", "outcome_oob": 1}
+        out.append(RENDERED.get(("outcome", ev.id, ctx["target"]["id"]), lambda c=ctx: _render("web/_outcome.html", c)))
+    return out
+
+
+def _render(template: str, ctx: dict[str, Any]) -> str:
+    return render_to_string(template, ctx)
+
+
+def _delete(element_id: str) -> str:
+    return format_html('<i id="{}" hx-swap-oob="delete"></i>', element_id)
+
+
+@register("dashboard")
+class DashboardLive(LivePage):
+    def full(self, tab: Tab) -> list[str]:
+        from a2aconsole.web.views import dashboard, scope
+
+        ctx = {**dashboard.state(), "target": scope.console_target(), "oob": True}
+        return [
+            render_to_string(f"web/dashboard.html#{name}", ctx)
+            for name in ("attention", "watch-summary", "latest-results")
+        ]
+
+
+@register("watches")
+class WatchesLive(LivePage):
+    """The watch table row by row: a change re-renders the rows of its task; rows come and go one by one."""
+
+    async def prepare(self, tab: Tab) -> None:
+        from a2aconsole.web.views.watches import live_watches
+
+        tab.prepared["live"] = await live_watches()
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tables: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def _table(self, tab: Tab) -> dict[str, Any]:
+        """The table for this tab's search, shared by every tab that renders it before anything changes (ten
+        tabs after one push read pending.json and the states once, not ten times)."""
+        from a2aconsole.web.views import scope, watches
+
+        q, live = tab.params.get("q", ""), tab.prepared.get("live")
+        files = []
+        for ws in scope.all_workspaces():
+            try:
+                st = ws.pending_path.stat()
+                files.append((str(ws.root), st.st_mtime_ns, st.st_size))
+            except OSError:
+                files.append((str(ws.root), 0, 0))
+        live_key = tuple(sorted((k, tuple(sorted(map(str, v.items())))) for k, v in (live or {}).items()))
+        key = (q, self.version({}), tuple(files), hash(live_key))
+        with self._lock:
+            found = self._tables.get(key)
+        if found is None:
+            found = watches.table(q, live)
+            with self._lock:
+                if len(self._tables) >= TABLES_KEPT:
+                    self._tables.pop(next(iter(self._tables)))
+                self._tables[key] = found
+        return found
+
+    def _remember(self, tab: Tab, ctx: dict[str, Any]) -> None:
+        tab.memo["shown"] = [r["watch_id"] for r in ctx["rows"]]
+        tab.memo["broken"] = ctx["broken"]
+
+    def start(self, tab: Tab) -> None:
+        self._remember(tab, self._table(tab))
+
+    def full(self, tab: Tab) -> list[str]:
+        ctx = self._table(tab)
+        self._remember(tab, ctx)
+        out = [render_to_string("web/watches.html#watch-table", {**ctx, "oob": True, "rows_later": True})]
+        for part in batches(ctx["rows"], ROWS_PER_FRAGMENT):
+            out.append(
+                render_to_string(
+                    "web/watches.html#watch-rows", {**ctx, "rows": part, "rows_oob": "beforeend:#watch-rows"}
+                )
+            )
+        return out
+
+    def changed(self, tab: Tab, changes: Changes) -> list[str]:
+        return outcomes(changes.tasks) + self._rows_changed(tab, changes)
+
+    def _rows_changed(self, tab: Tab, changes: Changes) -> list[str]:
+        ctx = self._table(tab)
+        before: list[str] = tab.memo.get("shown", [])
+        now = [r["watch_id"] for r in ctx["rows"]]
+        if not before or not now or ctx["broken"] != tab.memo.get("broken"):
+            return self.full(tab)  # the table appears, empties, or a file broke: small, or needed whole
+        self._remember(tab, ctx)
+        old = set(before)
+        out = [_delete(f"watch-{w}") for w in old - set(now)]  # frames group fragments by kind: rows go last
+        out.append(render_to_string("web/watches.html#watch-count", {**ctx, "count_oob": True}))
+        added = [r for r in ctx["rows"] if r["watch_id"] not in old]
+        if added:
+            out.append(
+                render_to_string(
+                    "web/watches.html#watch-rows", {**ctx, "rows": added, "rows_oob": "afterbegin:#watch-rows"}
+                )
+            )
+        for r in ctx["rows"]:
+            if r["watch_id"] in old and (r["agent"], r["task_id"]) in changes.tasks:
+                key = ("row", ctx["q"], tuple(sorted((k, str(v)) for k, v in r.items())))
+                row_ctx = {**ctx, "r": r, "row_oob": True}
+                out.append(RENDERED.get(key, lambda c=row_ctx: _render("web/watches.html#watch-row", c)))
+        return out
+
+
+@register("chat")
+class ChatLive(LivePage):
+    def groups(self, params: dict[str, str]) -> list[str] | None:
+        return [target_group(params["target"])] if params.get("target") else None
+
+    def version(self, params: dict[str, str]) -> int:
+        rows = TaskEvent.objects.filter(target=params["target"]).order_by("-id").values_list("id", flat=True)
+        return rows.first() or 0
+
+    def full(self, tab: Tab) -> list[str]:
+        from a2aconsole.web.views import conversation
+
+        return [conversation.live_fragment(tab.params)]  # the thread (or all) as the tab shows it, and the threads
+
+    def changed(self, tab: Tab, changes: Changes) -> list[str]:
+        return self.full(tab) + outcomes(changes.tasks, tab.params["target"])
+
+
+@register("inbox")
+class InboxLive(ChatLive):
+    def full(self, tab: Tab) -> list[str]:
+        from a2aconsole.web.models import ChatTarget
+        from a2aconsole.web.views import inbox
+
+        t = ChatTarget.objects.filter(id=tab.params["target"]).first()
+        if t is None:
+            return []
+        return [render_to_string("web/inbox.html#inbox-list", {**inbox.items(t), "target": t, "oob": True})]
+
+    def changed(self, tab: Tab, changes: Changes) -> list[str]:
+        return self.full(tab)
+
+
+@register("task")
+class TaskLive(LivePage):
+    """One task: new events are appended to its timeline (never the whole timeline again), its badge, controls
+    and answer panel re-rendered, and an answered question's form taken away."""
+
+    def groups(self, params: dict[str, str]) -> list[str] | None:
+        if params.get("agent") and params.get("task"):
+            return [task_group(params["agent"], params["task"])]
+        return None
+
+    def _events(self, params: dict[str, str]) -> Any:
+        return TaskEvent.objects.filter(agent=params["agent"], task_id=params["task"])
+
+    def version(self, params: dict[str, str]) -> int:
+        return self._events(params).order_by("-id").values_list("id", flat=True).first() or 0
+
+    def _ctx(self, tab: Tab, events: list[TaskEvent], states: list[str], context_id: str) -> dict[str, Any]:
+        p = tab.params
+        return {
+            "events": events,
+            "open_ids": history.open_question_ids(events),
+            "target": {"id": p.get("target", "")},
+            "agent": p["agent"],
+            "task_id": p["task"],
+            "context_id": context_id,
+            "state": states[-1] if states else "unknown",
+            "finished": bool(states) and states[-1] in history.TERMINAL,
+            "full_dates": True,
+            "answer_target": "this",
+            "oob": True,
+        }
+
+    def start(self, tab: Tab) -> None:
+        events = history.timeline(tab.params["agent"], tab.params["task"])
+        tab.memo["last"] = max((ev.id for ev in events), default=0)
+        tab.memo["open"] = history.open_question_ids(events)
+
+    def full(self, tab: Tab) -> list[str]:
+        events = history.timeline(tab.params["agent"], tab.params["task"])
+        self.start(tab)
+        states = [ev.state for ev in events if ev.state]
+        context_id = next((ev.context_id for ev in reversed(events) if ev.context_id), "")
+        ctx = self._ctx(tab, events, states, context_id)
+        return [render_to_string(f"web/task.html#{n}", ctx) for n in ("timeline", "task-state", "task-controls")]
+
+    def changed(self, tab: Tab, changes: Changes) -> list[str]:
+        new = list(self._events(tab.params).filter(id__gt=tab.memo.get("last", 0)).order_by("created_at", "id"))
+        if not new:
+            return []
+        tab.memo["last"] = max(ev.id for ev in new)
+        latest = self._events(tab.params).exclude(state="").order_by("-created_at", "-id").first()
+        states = [latest.state] if latest else []
+        ctx_row = self._events(tab.params).exclude(context_id="").order_by("-id").values_list("context_id", flat=True)
+        ctx = self._ctx(tab, new, states, ctx_row.first() or "")
+        out = []
+        opened = history.open_question_ids(new)
+        if any(ev.kind in history.SETTLING for ev in new):  # an earlier question is answered or moot now
+            out += [_delete(f"answer-form-{i}") for i in sorted(tab.memo.get("open", set()) - opened)]
+            tab.memo["open"] = opened
+        out.append(render_to_string("web/task.html#timeline-more", ctx))
+        out.append('<p id="timeline-empty" class="empty" hx-swap-oob="true" hidden></p>')
+        out += [render_to_string(f"web/task.html#{n}", ctx) for n in ("task-state", "task-controls")]
+        return out + outcomes({(tab.params["agent"], tab.params["task"])}, tab.params.get("target", ""))
+
+
+@register("status")
+class StatusLive(LivePage):
+    """`/a2a`: the workspaces' agents and watches, the watch rows appended in batches."""
+
+    def full(self, tab: Tab) -> list[str]:
+        from a2aconsole.web.views import status
+
+        spaces = status.spaces()
+        out = [render_to_string("web/status.html#status-spaces", {"spaces": spaces, "oob": True, "rows_later": True})]
+        for i, s in enumerate(spaces, start=1):
+            for part in batches(s["watches"], ROWS_PER_FRAGMENT):
+                ctx = {"watches": part, "rows_oob": f"beforeend:#status-watches-{i}"}
+                out.append(render_to_string("web/status.html#status-watches", ctx))
+        return out
+
+
+@register("tasks")
+class TasksLive(LivePage):
+    """The Tasks page: its table again for the tab's search, sort and page (25 rows, a few KB)."""
+
+    def full(self, tab: Tab) -> list[str]:
+        from a2aconsole.web.views import tasklist
+
+        return [tasklist.live_fragment(tab.params)]
+
+
+@register("agents")
+class AgentsLive(LivePage):
+    """The agents list, when agents.json changed (by hand, another tab, the CLI): the list as the file is now."""
+
+    def full(self, tab: Tab) -> list[str]:
+        from a2aconsole.web.views.agent_cards import list_state
+
+        return [render_to_string("web/agents/list.html#agent-list", {**list_state(), "oob": True})]

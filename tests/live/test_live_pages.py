@@ -1,0 +1,198 @@
+# ruff: noqa: F811  (pytest fixtures imported from test_browser_console, then requested by name)
+"""Live pages in a real Chromium against the real server: every live update lands where it belongs, with zero
+console errors and page errors, ages tick without the server, and times read in the owner's time zone.
+
+Fixtures (one server, browser and logged-in context per module) come from test_browser_console.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from playwright.sync_api import Browser, Page, WebSocket, expect
+
+from tests.live.test_browser_console import (  # noqa: F401  (fixtures)
+    bot,
+    browser,
+    console_errors,
+    context,
+    ensure_bot,
+    live,
+    page,
+    send,
+    server,
+    shot,
+)
+from tests.support.agents import TestAgent
+from tests.support.console_server import OWNER, PASSWORD, ConsoleServer
+
+
+def start_task(page: Page, text: str) -> str:
+    """Send `text` from the chat page; the task is still working when the send's wait ends. Its id."""
+    page.goto("/chat/console/")
+    live(page)
+    page.get_by_label("Agent").select_option("bot")
+    send(page, text)
+    expect(page.locator("#reply [data-task-state]")).to_have_text("working")
+    task_id = page.locator("#reply").get_attribute("data-task-id")
+    assert task_id
+    return task_id
+
+
+def test_chat_updates_land_without_a_console_error(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
+    """Bug 1: a tab whose answer panel does not show the task got its badge anyway (htmx:oobErrorNoTarget).
+    Bug 4: the badge turned "completed" while the text still said "Working on it"."""
+    ensure_bot(server, bot)
+    errors = console_errors(page)
+    start_task(page, "hold chat1")
+    other = page.context.new_page()
+    other_errors = console_errors(other)
+    try:
+        other.goto("/chat/console/")  # the same chat, no answer panel for that task
+        live(other)
+        bot.release("chat1")
+        reply = page.locator("#reply")
+        expect(reply.locator("[data-task-state]")).to_have_text("completed")
+        expect(reply).to_contain_text("released chat1")
+        expect(reply).not_to_contain_text("Working on it")
+        expect(other.locator("#chat-log")).to_contain_text("released chat1")
+        expect(page.locator("#chat-log")).to_contain_text("released chat1")
+        shot(page, "conversation-live")
+    finally:
+        other.close()
+    assert errors == [] and other_errors == []
+
+
+def test_task_page_recheck_shows_the_task_and_adds_nothing_twice(
+    page: Page, server: ConsoleServer, bot: TestAgent
+) -> None:
+    """Bug 2: a live update replaced the form whose re-check was in flight, so the raw JSON stayed stale (and htmx
+    logged oobErrorNoTarget #task-raw); re-checking a finished task added its result again."""
+    ensure_bot(server, bot)
+    errors = console_errors(page)
+    task_id = start_task(page, "hold task1")
+    page.goto(f"/tasks/bot/{task_id}/?target=console")
+    live(page)
+    page.get_by_role("button", name="Re-check").click()
+    expect(page.locator("#task-answer [data-task-state]")).to_have_text("working")
+    expect(page.locator("#task-raw summary")).to_contain_text("as the agent returned it just now")
+    bot.release("task1")
+    expect(page.locator("#task-state")).to_have_text("completed")  # live, no reload
+    expect(page.locator("#task-answer [data-task-state]")).to_have_text("completed")
+    expect(page.locator("#timeline")).to_contain_text("released task1")
+    expect(page.get_by_role("button", name="Cancel the task")).to_have_count(0)
+    results = page.locator("#timeline li.kind-result")
+    expect(results).to_have_count(1)
+    page.get_by_role("button", name="Re-check").click()
+    expect(page.locator("#task-answer")).to_contain_text("released task1")
+    page.reload()
+    expect(results).to_have_count(1)
+    shot(page, "task-live")
+    assert errors == []
+
+
+def test_watches_recheck_answer_updates_live(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
+    """Bug 5: the watch table's Re-check said "It appears below without reloading" and nothing appeared."""
+    ensure_bot(server, bot)
+    errors = console_errors(page)
+    task_id = start_task(page, "hold watch1")
+    page.goto("/watches/")
+    live(page)
+    row = page.locator("#watch-table tr", has_text=task_id)
+    row.get_by_role("button", name="Re-check").click()
+    answer = page.locator("#watch-answer")
+    expect(answer.locator("[data-task-state]")).to_have_text("working")
+    expect(answer).not_to_contain_text("appears below")
+    bot.release("watch1")
+    expect(answer.locator("[data-task-state]")).to_have_text("completed")
+    expect(answer).to_contain_text("released watch1")
+    expect(page.locator("#watch-table")).not_to_contain_text(task_id)
+    assert errors == []
+
+
+def test_ages_tick_in_the_browser_without_server_traffic(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
+    """Bug 6: a watch's age stayed "0s" until some other event arrived."""
+    ensure_bot(server, bot)
+    errors = console_errors(page)
+    task_id = start_task(page, "hold age1")
+    frames: list[str] = []
+
+    def watch(ws: WebSocket) -> None:
+        ws.on("framereceived", lambda payload: frames.append(str(payload)))
+
+    page.on("websocket", watch)
+    page.goto("/watches/")
+    live(page)
+    age = page.locator("#watch-table tr", has_text=task_id).locator("time[data-age]")
+    before, heard = age.inner_text(), len(frames)
+    expect(age).not_to_have_text(before)  # a second later, by itself
+    expect(age).to_have_text(re.compile(r"^\d+s$"))
+    assert len(frames) == heard, frames[heard:]
+    bot.release("age1")
+    expect(page.locator("#watch-table")).not_to_contain_text(task_id)
+    assert errors == []
+
+
+def test_times_read_in_the_owners_time_zone(browser: Browser, server: ConsoleServer, bot: TestAgent) -> None:
+    ensure_bot(server, bot)
+    ctx = browser.new_context(base_url=server.url, timezone_id="Asia/Tokyo")
+    try:
+        page = ctx.new_page()
+        errors = console_errors(page)
+        page.goto("/login/")
+        page.get_by_label("Username").fill(OWNER)
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Log in").click()
+        page.goto("/chat/console/")
+        live(page)
+        page.get_by_label("Agent").select_option("bot")
+        send(page, "hello zone")
+        item = page.locator("#chat-log li", has_text="echo: hello zone").first
+        when = item.locator("time[data-localized]")
+        expect(when).to_have_attribute("title", re.compile(r"Asia/Tokyo"))
+        at = datetime.fromisoformat(when.get_attribute("datetime") or "").astimezone(ZoneInfo("Asia/Tokyo"))
+        assert when.inner_text() in (at.strftime("%H:%M:%S"), at.strftime("%Y-%m-%d %H:%M:%S"))
+        expect(item.locator("[data-ago]")).to_have_text(re.compile(r"just now|\d+ s ago"))
+        assert errors == []
+    finally:
+        ctx.close()
+
+
+def test_status_page_is_live(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
+    ensure_bot(server, bot)
+    errors = console_errors(page)
+    page.goto("/a2a")
+    live(page)
+    other = page.context.new_page()
+    try:
+        task_id = start_task(other, "hold status1")
+    finally:
+        other.close()
+    spaces = page.locator("#status-spaces")
+    expect(spaces).to_contain_text(task_id)  # armed: shown without a reload
+    expect(spaces.locator("time[data-age]").first).to_have_text(re.compile(r"^\d+s$"))
+    shot(page, "status-live")
+    bot.release("status1")
+    expect(spaces).not_to_contain_text(task_id)
+    assert errors == []
+
+
+def test_an_answer_being_typed_survives_live_updates(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
+    """The question's own event re-renders its answer panel: the same panel again is left alone, so what the
+    owner typed, and the answer's request, stay."""
+    ensure_bot(server, bot)
+    errors = console_errors(page)
+    page.goto("/chat/console/")
+    live(page)
+    page.get_by_label("Agent").select_option("bot")
+    send(page, "ask")
+    reply = page.locator("#reply")
+    expect(reply).to_contain_text("Which colour?")
+    reply.get_by_label("Your answer").fill("green")
+    expect(page.locator("#chat-log")).to_contain_text("Which colour?")  # the live render with the panel is in
+    expect(reply.get_by_label("Your answer")).to_have_value("green")
+    reply.get_by_role("button", name="Answer").click()
+    expect(page.locator("#reply")).to_contain_text("got answer: green")
+    assert errors == []
