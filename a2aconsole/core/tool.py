@@ -46,6 +46,7 @@ from .results import (
     task_outcome,
 )
 from .scrubber import Scrubbers
+from .sending import clear_sending, is_mine, mark_sending
 from .watch_control import PendingFileWatches, WatchControl, same_watch
 from .workspace import Workspace
 
@@ -355,11 +356,30 @@ class A2ATool:
             return out
         await self._emit(SENT, workspace, target, entry.name, reply.id, reply.context_id, text=text or "")
         stale = stale_status(reply, message, sent_at)
-        task = await self._wait(conn, reply, started, workspace, target, stale)
+        if _done(reply, stale):  # answered at once: nothing to record
+            return await self._finish(reply, entry.name, workspace, target)
+        # The task exists from here on: its record goes to pending.json before the wait (issue 11), marked as
+        # sending, so a process dying during the wait leaves a watch a worker adopts.
+        record, unwritable = await self._record_sending(conn, reply, workspace, target, text or "", stale)
+        try:
+            task = await self._wait(conn, reply, started, workspace, target, stale)
+        except asyncio.CancelledError:  # the caller gave up waiting: the chat gets the result
+            if record is not None:
+                await asyncio.shield(self._start_watch(reply, workspace, entry.name, record))
+            raise
+        except Exception:  # an answer too big to read: no watch either
+            if record is not None:
+                await self._unrecord(workspace, record)
+            raise
         if _done(task, stale):
-            return await self._finish(task, entry.name, workspace, target)
-        extra = {"staleStatus": stale_marker(stale)} if stale is not None and task.status == stale else {}
-        return await self._start_watch(conn, task, workspace, target, text or "", extra)
+            if record is None or await self._unrecord(workspace, record):
+                return await self._finish(task, entry.name, workspace, target)
+            return self._working(entry.name, task)  # a worker took the record over: it delivers to the chat
+        if unwritable is not None:
+            return self._unwatchable(unwritable, entry.name, task)
+        if stale is None or task.status != stale:
+            record.extra.pop("staleStatus", None)
+        return await self._start_watch(task, workspace, entry.name, record)
 
     def _hops(self, target: str) -> int:
         try:
@@ -503,48 +523,95 @@ class A2ATool:
         )
         return out
 
-    async def _start_watch(
-        self, conn: Connection, task: Task, workspace: Workspace, target: str, text: str, extra: dict[str, Any]
-    ) -> dict[str, Any]:
-        agent = conn.entry.name
-        state = state_name(task.status.state)
+    def _record(self, conn: Connection, task: Task, target: str, text: str) -> WatchRecord:
         source = "push" if conn.push and self.settings.push_base_url else "subscribe" if conn.streaming else "poll"
-        record = WatchRecord(
+        return WatchRecord(
             watch_id=uuid.uuid4().hex,
             target=target,
-            agent=agent,
+            agent=conn.entry.name,
             task_id=task.id,
             context_id=task.context_id,
             push_token=secrets.token_urlsafe(32) if source == "push" else None,
             started_at=self.clock.now().isoformat().replace("+00:00", "Z"),
             source=source,
-            extra={"state": state, "message": text, **extra},
+            extra={"state": state_name(task.status.state), "message": text},
         )
-        result: dict[str, Any] = {
+
+    async def _record_sending(
+        self, conn: Connection, task: Task, workspace: Workspace, target: str, text: str, stale: TaskStatus | None
+    ) -> tuple[WatchRecord | None, FileFormatError | None]:
+        """Write the send's watch record, marked as sending, before the wait. A chat that already watches the
+        task keeps its watch (None); a malformed pending.json is returned, to be told if the wait runs out."""
+        record = self._record(conn, task, target, text)
+        if stale is not None:
+            record.extra["staleStatus"] = stale_marker(stale)
+        mark_sending(record, self.clock.now(), self.settings.wait_seconds)
+        try:
+            async with workspace.pending_tx() as tx:
+                if any(same_watch(r, target, record.agent, task.id) for r in tx.records):
+                    return None, None
+                tx.records.append(record)
+        except FileFormatError as e:
+            return None, e
+        return record, None
+
+    async def _unrecord(self, workspace: Workspace, record: WatchRecord) -> bool:
+        """The wait ended with the outcome: remove the record, unless a worker adopted it (False; it delivers).
+        A record already gone (stopped by a cancel or status meanwhile) leaves the outcome to this answer."""
+        try:
+            async with workspace.pending_tx() as tx:
+                current = tx.find(record.watch_id)
+                if current is not None and not is_mine(current):
+                    return False
+                tx.remove(record.watch_id)
+        except FileFormatError:
+            log.warning("pending.json is malformed; the record of watch %s stays", record.watch_id)
+        return True
+
+    @staticmethod
+    def _working(agent: str, task: Task) -> dict[str, Any]:
+        return {
             "state": "working",
             "agent": agent,
             "taskId": task.id,
             "contextId": task.context_id,
             "note": WORKING_NOTE,
         }
+
+    @staticmethod
+    def _unwatchable(e: FileFormatError, agent: str, task: Task) -> dict[str, Any]:
+        return _err(
+            f'{e}. Task {task.id} of "{agent}" runs on but cannot be watched until the file is fixed; '
+            "check it later with action=status",
+            taskId=task.id,
+            contextId=task.context_id,
+            state="working",
+        )
+
+    async def _start_watch(
+        self, task: Task, workspace: Workspace, agent: str, record: WatchRecord | None
+    ) -> dict[str, Any]:
+        """The wait ran out: the sending record becomes a plain watch (written first), then it is armed.
+        `record` None: the chat already watched this task."""
+        result = self._working(agent, task)
+        if record is None:
+            return result
+        clear_sending(record, state_name(task.status.state))
         try:
             async with workspace.pending_tx() as tx:
-                existing = next((r for r in tx.records if same_watch(r, target, agent, task.id)), None)
-                if existing is None:
+                current = tx.find(record.watch_id)
+                if current is not None and not is_mine(current):
+                    return result  # a worker adopted it meanwhile: it follows the task
+                if current is None:
                     tx.records.append(record)
+                else:
+                    tx.records[tx.records.index(current)] = record
         except FileFormatError as e:
-            return _err(
-                f'{e}. Task {task.id} of "{agent}" runs on but cannot be watched until the file is fixed; '
-                "check it later with action=status",
-                taskId=task.id,
-                contextId=task.context_id,
-                state="working",
-            )
-        if existing is None:
-            try:
-                await self.watches.arm(workspace, record)
-            except Exception:
-                log.exception("arming watch %s failed; the record stays in pending.json", record.watch_id)
+            return self._unwatchable(e, record.agent, task)
+        try:
+            await self.watches.arm(workspace, record)
+        except Exception:
+            log.exception("arming watch %s failed; the record stays in pending.json", record.watch_id)
         return result
 
     # status

@@ -44,6 +44,7 @@ from .pending_batch import BatchTx, PendingBatcher
 from .push import PUSH_REMOVAL_TIMEOUT, push_task_id, remove_push_config, token_matches
 from .results import has_files, is_interrupted, outcome_event, result_text, state_name, task_outcome
 from .scrubber import Scrubbers
+from .sending import clear_sending, is_sending, sender_alive
 from .sources import MAX_CONCURRENT_CHECKS, Following, WatchEnd, WatchGone, WatchState
 from .workspace import Workspace
 
@@ -320,6 +321,8 @@ class WatchRegistry(Following):
         if record.undelivered is not None:
             self._spawn(self._deliver(ws, record))
             return
+        if is_sending(record) and not await self._adopt(ws, record):
+            return
         key = (ws.root, record.target, record.agent, record.task_id)
         if key in self._by_task:
             # A chat watches a task at most once: the newer record goes.
@@ -335,6 +338,25 @@ class WatchRegistry(Following):
         if self._stopped:
             return
         w.runner = asyncio.ensure_future(self._run(w))
+
+    async def _adopt(self, ws: Workspace, record: WatchRecord) -> bool:
+        """A record a send wrote before its wait (`sending.py`): left to that send while it may still wait
+        (False; a later rescan looks again), else adopted: written as a plain watch, then followed."""
+        if sender_alive(record, self.clock.now()):
+            return False
+        rid = record.watch_id
+
+        def adopt(tx: BatchTx) -> bool:
+            rec = tx.find(rid)
+            if rec is None or not is_sending(rec):
+                return False
+            clear_sending(rec, None)
+            return True
+
+        if not await self._batch.apply(ws, adopt):
+            return False
+        clear_sending(record, None)
+        return True
 
     def _deadline(self, record: WatchRecord) -> float:
         left = self.settings.watch_timeout
