@@ -29,6 +29,7 @@ from .attachments import read_attachments
 from .client import Connection, Remote, RemoteError
 from .clock import Clock, SystemClock
 from .config import ClientSettings
+from .connections import ConnectionPool
 from .errors import A2AConsoleError, FileFormatError, ToolError
 from .events import ERROR, QUESTION, RESULT, SENT, STATE, Event, EventSink
 from .pending import WatchRecord
@@ -56,7 +57,6 @@ ACTIONS = ("agents", "send", "status", "cancel")
 HOPS_KEY = "volcanic.hops"
 _POLL_FIRST = 0.5
 _POLL_MAX = 2.0
-CARD_TTL = 60.0
 
 TOOL_SCHEMA: dict[str, Any] = {
     "name": "a2a",
@@ -152,6 +152,7 @@ class A2ATool:
         events: EventSink | None = None,
         clock: Clock | None = None,
         private_paths: Sequence[str | Path] = (),
+        pool: ConnectionPool | None = None,
     ) -> None:
         """`private_paths`: the console's own files and folders besides each workspace's `.volcanic/` (the data
         folder, the database): never attachable."""
@@ -165,24 +166,8 @@ class A2ATool:
         self.clock: Clock = clock or SystemClock()
         self.private_paths = [Path(p) for p in private_paths]
         self.scrubbers = Scrubbers()
-        self._connections: dict[tuple[str, str, str | None], tuple[Connection, float]] = {}
-
-    async def _connect(self, entry: AgentEntry) -> Connection:
-        """A connection for the entry as it is now; cards are reused for CARD_TTL seconds, and a changed
-        entry (url, key) or a failed call makes a fresh one."""
-        cache_key = (entry.name, entry.url, entry.key)
-        now = self.clock.monotonic()
-        hit = self._connections.get(cache_key)
-        if hit is not None and now - hit[1] < CARD_TTL:
-            return hit[0]
-        conn = await self.remote.connect(entry)
-        for k in [k for k in self._connections if k[0] == entry.name]:
-            del self._connections[k]
-        self._connections[cache_key] = (conn, now)
-        return conn
-
-    def _forget(self, entry: AgentEntry) -> None:
-        self._connections.pop((entry.name, entry.url, entry.key), None)
+        # one pool (with the card TTL) for the tool and the watch registry of the process
+        self.pool = pool if pool is not None else ConnectionPool(remote, self.clock)
 
     # entry point
 
@@ -329,13 +314,13 @@ class A2ATool:
             parts=([Part(text=text)] if text else []) + file_parts,
         )
         message.metadata.update({HOPS_KEY: self._hops(target) + 1})
-        conn = await self._connect(entry)
+        conn = await self.pool.get(workspace, entry)
         sent_at = self.clock.now()
         try:
             reply = await conn.send(message)
         except RemoteError as e:
             if e.kind in ("network", "protocol", "card"):
-                self._forget(entry)
+                self.pool.forget(workspace, entry.name)
             if context_id and e.kind in ("rpc", "protocol", "unsupported"):
                 busy = await self._watched_in_context(workspace, target, entry.name, context_id)
                 if busy is not None:
@@ -625,12 +610,12 @@ class A2ATool:
     async def _status(self, workspace: Workspace, args: dict[str, Any], target: str) -> dict[str, Any]:
         entry = self._entry(workspace, args)
         task_id = self._task_id(args, "status")
-        conn = await self._connect(entry)
+        conn = await self.pool.get(workspace, entry)
         try:
             task = await conn.get_task(task_id)
         except RemoteError as e:
             if e.kind in ("network", "protocol"):
-                self._forget(entry)
+                self.pool.forget(workspace, entry.name)
             raise
         out = await self._finish(task, entry.name, workspace, target)
         if is_settled(out["state"]):
@@ -661,7 +646,7 @@ class A2ATool:
         except FileFormatError as e:
             stopped, warning = None, f"{e}; a watch of this task may still deliver a result"
         try:
-            conn = await self._connect(entry)
+            conn = await self.pool.get(workspace, entry)
             try:
                 task = await conn.cancel(task_id)
             except RemoteError as e:

@@ -66,13 +66,15 @@ class WatchRegistry(Following):
         delivery: ResultDelivery,
         clock: Clock,
         events: EventSink | None = None,
+        pool: ConnectionPool | None = None,
     ) -> None:
+        """`pool`: the process's connections, shared with the tool (one card fetch serves both)."""
         self.remote = remote
         self.settings = settings
         self.delivery = delivery
         self.clock = clock
         self.events: EventSink = events or NullSink()
-        self.pool = ConnectionPool(remote)
+        self.pool = pool if pool is not None else ConnectionPool(remote, clock)
         self._batch = PendingBatcher()
         self.scrubbers = Scrubbers()
         # Thousands of watches fall due together (a restart, a shared backoff step): 16 GetTasks at a time

@@ -152,7 +152,9 @@ class Runtime:
         """Make this runtime the worker: restore the watches of the workspaces whose lease it gets, and rescan
         (retrying the other leases) every minute."""
         if self.registry is None:
-            self.registry = WatchRegistry(self.remote, self.settings, self.delivery, self.clock, self.events)
+            self.registry = WatchRegistry(
+                self.remote, self.settings, self.delivery, self.clock, self.events, pool=self.tool.pool
+            )
             self.tool.watches = LeasedWatches(self.registry, self.leases)
             self._known = list(workspaces)
             await self.registry.start(await self.leases.acquire_all(workspaces))
