@@ -38,8 +38,9 @@ def read_bytes(path: Path) -> bytes | None:
         return None
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` atomically and durably."""
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace `path` with `data` atomically and durably. `durable=False` skips the fsyncs: the write is still
+    atomic and survives the writer's death (the page cache has it), not the machine's."""
     folder = path.parent
     folder.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
@@ -50,22 +51,24 @@ def atomic_write(path: Path, data: bytes) -> None:
                 os.fchmod(f.fileno(), stat.S_IMODE(os.stat(path).st_mode))
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    fsync_dir(folder)
+    if durable:
+        fsync_dir(folder)
 
 
-def write_locked(path: Path, data: bytes) -> None:
+def write_locked(path: Path, data: bytes, *, durable: bool = True) -> None:
     """`atomic_write` by the holder of the file's lock. Temp files of `path` that a killed writer left are
     swept first: holding the lock means no live writer owns one."""
     for stale in path.parent.glob(f".{path.name}.*.tmp"):
         with contextlib.suppress(FileNotFoundError):
             stale.unlink()
-    atomic_write(path, data)
+    atomic_write(path, data, durable=durable)
 
 
 def fsync_dir(folder: Path) -> None:

@@ -344,18 +344,19 @@ class A2ATool:
         if _done(reply, stale):  # answered at once: nothing to record
             return await self._finish(reply, entry.name, workspace, target)
         # The task exists from here on: its record goes to pending.json before the wait (issue 11), marked as
-        # sending, so a process dying during the wait leaves a watch a worker adopts.
-        record, unwritable = await self._record_sending(conn, reply, workspace, target, text or "", stale)
+        # sending, so a process dying during the wait leaves a watch a worker adopts. The write runs beside
+        # the wait's first GetTask (a send answered at once pays for it only once).
+        recording = asyncio.ensure_future(self._record_sending(conn, reply, workspace, target, text or "", stale))
         try:
             task = await self._wait(conn, reply, started, workspace, target, stale)
-        except asyncio.CancelledError:  # the caller gave up waiting: the chat gets the result
-            if record is not None:
+        except BaseException as e:
+            record, _ = await asyncio.shield(recording)
+            if record is not None and isinstance(e, asyncio.CancelledError):  # the caller gave up: to the chat
                 await asyncio.shield(self._start_watch(reply, workspace, entry.name, record))
-            raise
-        except Exception:  # an answer too big to read: no watch either
-            if record is not None:
+            elif record is not None:  # an answer too big to read: no watch either
                 await self._unrecord(workspace, record)
             raise
+        record, unwritable = await recording
         if _done(task, stale):
             if record is None or await self._unrecord(workspace, record):
                 return await self._finish(task, entry.name, workspace, target)
@@ -532,7 +533,9 @@ class A2ATool:
             record.extra["staleStatus"] = stale_marker(stale)
         mark_sending(record, self.clock.now(), self.settings.wait_seconds)
         try:
-            async with workspace.pending_tx() as tx:
+            # not fsynced: it is there for this process dying during the wait (the page cache keeps it); a
+            # machine crash in that window loses it as before. The watch that may follow is written durably.
+            async with workspace.pending_tx(durable=False) as tx:
                 if any(same_watch(r, target, record.agent, task.id) for r in tx.records):
                     return None, None
                 tx.records.append(record)
@@ -544,7 +547,7 @@ class A2ATool:
         """The wait ended with the outcome: remove the record, unless a worker adopted it (False; it delivers).
         A record already gone (stopped by a cancel or status meanwhile) leaves the outcome to this answer."""
         try:
-            async with workspace.pending_tx() as tx:
+            async with workspace.pending_tx(durable=False) as tx:  # back after a machine crash: delivered again
                 current = tx.find(record.watch_id)
                 if current is not None and not is_mine(current):
                     return False
