@@ -13,16 +13,14 @@ has its push config removed from the agent.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
 import uuid
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from a2a.types import Message, Part, Role, Task, TaskArtifactUpdateEvent, TaskStatus
+from a2a.types import Message, Part, Role, Task, TaskStatus
 
 from .agents import AgentEntry
 from .attachments import read_attachments
@@ -32,6 +30,7 @@ from .config import ClientSettings
 from .connections import ConnectionPool
 from .errors import A2AConsoleError, FileFormatError, ToolError
 from .events import ERROR, QUESTION, RESULT, SENT, STATE, Event, EventSink
+from .following import SendWait, done, stale_marker, stale_status
 from .pending import WatchRecord
 from .push import remove_push_config
 from .results import (
@@ -55,8 +54,6 @@ log = logging.getLogger(__name__)
 
 ACTIONS = ("agents", "send", "status", "cancel")
 HOPS_KEY = "volcanic.hops"
-_POLL_FIRST = 0.5
-_POLL_MAX = 2.0
 
 TOOL_SCHEMA: dict[str, Any] = {
     "name": "a2a",
@@ -91,52 +88,6 @@ TOOL_SCHEMA: dict[str, Any] = {
 
 def _err(message: str, **extra: Any) -> dict[str, Any]:
     return {"error": message, **extra}
-
-
-def _apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> None:
-    """Fold a streamed artifact update into a task: a new artifact, a replacement, or appended parts."""
-    art = event.artifact
-    existing = next((a for a in task.artifacts if a.artifact_id == art.artifact_id), None)
-    if existing is None:
-        task.artifacts.append(art)
-    elif event.append:
-        existing.parts.extend(art.parts)
-    else:
-        existing.CopyFrom(art)
-
-
-def stale_status(reply: Task, sent: Message, sent_at: datetime) -> TaskStatus | None:
-    """The reply's status when it is the interrupted status from before a send on an existing task, else None.
-
-    Some SDKs (@a2a-js/sdk 1.3) answer a follow-up with the task as it was before the answer arrived: still
-    input-required (or auth-required) with the old question. That is not the outcome. It is recognised by its
-    status message coming before the sent message in the task's history, or, without that evidence, by a
-    status timestamp not after the send.
-    """
-    if not sent.task_id or not is_interrupted(state_name(reply.status.state)):
-        return None
-    ids = [m.message_id for m in reply.history]
-    asked = reply.status.message.message_id if reply.status.HasField("message") else ""
-    if asked and asked in ids and sent.message_id in ids:
-        return reply.status if ids.index(asked) < ids.index(sent.message_id) else None
-    if reply.status.HasField("timestamp") and reply.status.timestamp.ToDatetime(tzinfo=UTC) <= sent_at:
-        return reply.status
-    return None
-
-
-def stale_marker(stale: TaskStatus) -> dict[str, str]:
-    """The stale status as a watch record keeps it (`staleStatus`), so the watch does not take it as the outcome."""
-    marker = {"state": state_name(stale.state)}
-    if stale.HasField("message"):
-        marker["messageId"] = stale.message.message_id
-    if stale.HasField("timestamp"):
-        marker["timestamp"] = stale.timestamp.ToJsonString()
-    return marker
-
-
-def _done(task: Task, stale: TaskStatus | None) -> bool:
-    """Settled, and not the stale status a follow-up's reply still showed (the task has to move on first)."""
-    return is_settled(state_name(task.status.state)) and (stale is None or task.status != stale)
 
 
 class A2ATool:
@@ -341,7 +292,7 @@ class A2ATool:
             return out
         await self._emit(SENT, workspace, target, entry.name, reply.id, reply.context_id, text=text or "")
         stale = stale_status(reply, message, sent_at)
-        if _done(reply, stale):  # answered at once: nothing to record
+        if done(reply, stale):  # answered at once: nothing to record
             return await self._finish(reply, entry.name, workspace, target)
         # The task exists from here on: its record goes to pending.json before the wait (issue 11), marked as
         # sending, so a process dying during the wait leaves a watch a worker adopts. The write runs beside
@@ -357,7 +308,7 @@ class A2ATool:
                 await self._unrecord(workspace, record)
             raise
         record, unwritable = await recording
-        if _done(task, stale):
+        if done(task, stale):
             if record is None or await self._unrecord(workspace, record):
                 return await self._finish(task, entry.name, workspace, target)
             return self._working(entry.name, task)  # a worker took the record over: it delivers to the chat
@@ -386,117 +337,13 @@ class A2ATool:
         self, conn: Connection, task: Task, started: float, workspace: Workspace, target: str, stale: TaskStatus | None
     ) -> Task:
         """The task once it settles (past a `stale` status), or its latest snapshot when `WaitSeconds` (from
-        the send) run out."""
-        if _done(task, stale):
-            return task
+        the send) run out (`following.SendWait`)."""
+
+        async def emit(kind: str, current: Task, **kw: Any) -> None:
+            await self._emit(kind, workspace, target, conn.entry.name, current.id, current.context_id, **kw)
+
         remaining = self.settings.wait_seconds - (self.clock.monotonic() - started)
-        if remaining <= 0:
-            return task
-        latest = [task]
-        follower = asyncio.ensure_future(self._follow(conn, task, latest, workspace, target, stale))
-        timer = asyncio.ensure_future(self.clock.sleep(remaining))
-        try:
-            await asyncio.wait({follower, timer}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for t in (follower, timer):
-                if not t.done():
-                    t.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await timer
-        if follower.done() and not follower.cancelled():
-            exc = follower.exception()
-            if exc is None:
-                return follower.result()
-            if isinstance(exc, RemoteError) and exc.kind == "too_big":
-                raise exc  # a watch would only read the same oversized answer again and again
-            # the task runs on remotely: hand it to a watch, which retries, rather than lose it
-            kind = getattr(exc, "kind", type(exc).__name__)  # not its text: an agent's error may echo its key
-            log.warning("following task %s failed (%s); a watch takes over", task.id, kind)
-            return latest[0]
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await follower
-        return latest[0]
-
-    async def _follow(
-        self,
-        conn: Connection,
-        task: Task,
-        latest: list[Task],
-        workspace: Workspace,
-        target: str,
-        stale: TaskStatus | None,
-    ) -> Task:
-        """Follow a task until it settles: GetTask at once; then the stream (streaming cards), and GetTask
-        polling when there is no stream or it ended or failed before the task settled."""
-        seen = [state_name(task.status.state)]
-        current = await self._check(conn, task, latest, workspace, target, seen)
-        if _done(current, stale):
-            return current
-        if conn.streaming:
-            streamed = await self._stream(conn, task, latest, workspace, target, seen, stale)
-            if streamed is not None:
-                return streamed
-            current = await self._check(conn, task, latest, workspace, target, seen)
-            if _done(current, stale):
-                return current
-        delay = _POLL_FIRST
-        while True:
-            await self.clock.sleep(delay)
-            delay = min(_POLL_MAX, delay * 2)
-            current = await self._check(conn, task, latest, workspace, target, seen)
-            if _done(current, stale):
-                return current
-
-    async def _check(
-        self, conn: Connection, task: Task, latest: list[Task], workspace: Workspace, target: str, seen: list[str]
-    ) -> Task:
-        """One GetTask; a state change is an event."""
-        current = await conn.get_task(task.id)
-        latest[0] = current
-        await self._saw(current, conn.entry.name, workspace, target, seen)
-        return current
-
-    async def _saw(self, current: Task, agent: str, workspace: Workspace, target: str, seen: list[str]) -> None:
-        st = state_name(current.status.state)
-        if st != seen[0]:
-            seen[0] = st
-            await self._emit(STATE, workspace, target, agent, current.id, current.context_id, state=st)
-
-    async def _stream(
-        self,
-        conn: Connection,
-        task: Task,
-        latest: list[Task],
-        workspace: Workspace,
-        target: str,
-        seen: list[str],
-        stale: TaskStatus | None,
-    ) -> Task | None:
-        """SubscribeToTask until the task settles, rebuilding it from the events (no GetTask needed after).
-        None when the stream ends early or fails, or the task finished meanwhile: the caller checks."""
-        try:
-            async with contextlib.aclosing(conn.subscribe(task.id)) as stream:
-                async for ev in stream:
-                    kind = ev.WhichOneof("payload")
-                    snapshot = Task()
-                    if kind == "task":
-                        snapshot.CopyFrom(ev.task)
-                    elif kind == "status_update":
-                        snapshot.CopyFrom(latest[0])
-                        snapshot.status.CopyFrom(ev.status_update.status)
-                    elif kind == "artifact_update":
-                        snapshot.CopyFrom(latest[0])
-                        _apply_artifact(snapshot, ev.artifact_update)
-                    else:
-                        continue
-                    latest[0] = snapshot
-                    await self._saw(snapshot, conn.entry.name, workspace, target, seen)
-                    if _done(snapshot, stale):
-                        return snapshot
-        except RemoteError as e:
-            if e.kind not in ("terminal", "network", "timeout", "protocol", "unsupported"):
-                raise
-        return None
+        return await SendWait(conn, self.clock, stale, emit).run(task, remaining)
 
     async def _finish(self, task: Task, agent: str, workspace: Workspace, target: str) -> dict[str, Any]:
         if has_files(task):  # saving files blocks: off the loop

@@ -2,7 +2,7 @@
 
 One registry per worker process, on an injected clock. `pending.json` is the truth: the registry's map
 only says which records this process is following now. How a watch follows its task (push, subscribe,
-poll) is in `sources.py`; this module arms, restores, stops, wakes and finishes watches.
+poll) is `following.Follower`, one per watch; this module arms, restores, stops, wakes and finishes watches.
 
 Finishing is claim / deliver / settle: under the workspace lock the watch leaves the map and its text is
 stored as `undelivered` in `pending.json`; delivery runs outside any lock; the record goes once delivered.
@@ -39,13 +39,13 @@ from .events import (
     EventSink,
     NullSink,
 )
+from .following import MAX_CONCURRENT_CHECKS, Follower, WatchEnd, WatchGone
 from .pending import WatchRecord
 from .pending_batch import BatchTx, PendingBatcher
 from .push import PUSH_REMOVAL_TIMEOUT, push_task_id, remove_push_config, token_matches
 from .results import has_files, is_interrupted, outcome_event, result_text, state_name, task_outcome
 from .scrubber import Scrubbers
 from .sending import clear_sending, is_sending, sender_alive
-from .sources import MAX_CONCURRENT_CHECKS, Following, WatchEnd, WatchGone, WatchState
 from .workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ FLUSH_DELAY = 1.0
 __all__ = ["DELIVERY_RETRY", "FLUSH_DELAY", "WatchRegistry", "push_task_id", "token_matches"]
 
 
-class WatchRegistry(Following):
+class WatchRegistry:
     """Follows tasks until they settle and hands their results to the delivery (a watch_control.WatchControl)."""
 
     def __init__(
@@ -80,8 +80,8 @@ class WatchRegistry(Following):
         # Thousands of watches fall due together (a restart, a shared backoff step): 16 GetTasks at a time
         # keep the shared client's pool small and warm (httpcore's pool work grows with the square of its
         # connections: 32 in flight cost twice the CPU per poll of 16, for no more throughput).
-        self._checks = asyncio.Semaphore(MAX_CONCURRENT_CHECKS)
-        self._watches: dict[str, WatchState] = {}
+        self.checks = asyncio.Semaphore(MAX_CONCURRENT_CHECKS)
+        self._watches: dict[str, Follower] = {}
         self._by_task: dict[tuple[Any, str, str, str], str] = {}  # (workspace, target, agent, task) -> watch id
         self._workspaces: dict[Any, Workspace] = {}
         self._background: set[asyncio.Task[Any]] = set()
@@ -208,9 +208,7 @@ class WatchRegistry(Following):
         w = self._watches.get(watch_id)
         if w is None:
             return False
-        w.woken = True
-        if w.waker is not None and not w.waker.done():
-            w.waker.cancel()
+        w.wake()
         return True
 
     # worker wake-ups (scale-out: the files are the truth, messages only wake us)
@@ -330,7 +328,7 @@ class WatchRegistry(Following):
             # A chat watches a task at most once: the newer record goes.
             await self._batch.apply(ws, lambda tx: tx.remove(record.watch_id))
             return
-        w = WatchState(record, ws, self._deadline(record), restored=restored)
+        w = Follower(record, ws, self._deadline(record), self, restored=restored)
         self._watches[record.watch_id] = w
         self._by_task[key] = record.watch_id
         if announce:
@@ -369,10 +367,10 @@ class WatchRegistry(Following):
 
     # the loop of one watch
 
-    async def _run(self, w: WatchState) -> None:
+    async def _run(self, w: Follower) -> None:
         try:
             try:
-                task = await self._follow(w)
+                task = await w.follow()
             except WatchEnd as end:
                 await self._finish(w, end.text, end.reason, state="")
             else:
@@ -386,11 +384,11 @@ class WatchRegistry(Following):
             log.exception("watch %s of task %s stopped unexpectedly", w.record.watch_id, w.record.task_id)
             self._forget(w)
 
-    def _forget(self, w: WatchState) -> None:
+    def _forget(self, w: Follower) -> None:
         if self._watches.get(w.record.watch_id) is w:
             self._drop(w.record.watch_id)
 
-    def _drop(self, watch_id: str) -> WatchState | None:
+    def _drop(self, watch_id: str) -> Follower | None:
         """Take a watch out of the map (and its task index); the caller cancels or finishes it."""
         w = self._watches.pop(watch_id, None)
         if w is not None:
@@ -402,7 +400,7 @@ class WatchRegistry(Following):
 
     # finishing: claim / deliver / settle
 
-    async def _finish_task(self, w: WatchState, task: Task) -> None:
+    async def _finish_task(self, w: Follower, task: Task) -> None:
         r = w.record
         state = state_name(task.status.state)
         if has_files(task):  # saving files blocks: off the loop
@@ -415,7 +413,7 @@ class WatchRegistry(Following):
         await self._finish(w, result_text(outcome), reason, state=state, outcome=outcome)
 
     async def _finish(
-        self, w: WatchState, text: str | None, reason: str, *, state: str, outcome: dict[str, Any] | None = None
+        self, w: Follower, text: str | None, reason: str, *, state: str, outcome: dict[str, Any] | None = None
     ) -> None:
         ws, rid = w.ws, w.record.watch_id
 
@@ -505,6 +503,25 @@ class WatchRegistry(Following):
             return
         if conn is not None:
             await remove_push_config(conn, rec)
+
+    # FollowHost: what each watch's follower asks of the registry
+
+    async def save_source(self, follower: Follower, source: str) -> bool:
+        """Record first: the follower's new source (and token) in the file, unless its record is gone."""
+        rid, token = follower.record.watch_id, follower.record.push_token
+
+        def change(tx: BatchTx) -> bool:
+            rec = tx.find(rid)
+            if rec is None or self._watches.get(rid) is not follower:
+                return False
+            rec.source = source
+            rec.push_token = token
+            return True
+
+        return await self._batch.apply(follower.ws, change)  # many restored watches may change at once: batched
+
+    async def follow_event(self, follower: Follower, kind: str, **kw: Any) -> None:
+        await self._emit(self._event(kind, follower.ws, follower.record, **kw))
 
     # events
 
