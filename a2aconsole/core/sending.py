@@ -11,12 +11,21 @@ delivery in the chat.
 
 from __future__ import annotations
 
+import logging
 import os
+import secrets
 import socket
 import uuid
 from datetime import datetime, timedelta
+from typing import Any
 
+from .errors import FileFormatError
 from .pending import WatchRecord
+from .results import WORKING_NOTE
+from .watch_control import same_watch
+from .workspace import Workspace
+
+log = logging.getLogger(__name__)
 
 SENDING = "sending"
 GRACE_SECONDS = 30.0  # past the wait, the time a live sender needs to settle its record
@@ -88,3 +97,79 @@ def sender_alive(record: WatchRecord, now: datetime) -> bool:
     if sender.get("host") == _host() and isinstance(pid, int):
         return pid != os.getpid() and _pid_alive(pid)
     return True
+
+
+def new_record(target: str, agent: str, task_id: str, context_id: str, source: str, now: datetime) -> WatchRecord:
+    """A send's watch record (a push token for a push watch)."""
+    return WatchRecord(
+        watch_id=uuid.uuid4().hex,
+        target=target,
+        agent=agent,
+        task_id=task_id,
+        context_id=context_id,
+        push_token=secrets.token_urlsafe(32) if source == "push" else None,
+        started_at=now.isoformat().replace("+00:00", "Z"),
+        source=source,
+    )
+
+
+async def write_sending(
+    workspace: Workspace, record: WatchRecord, now: datetime, wait_seconds: float
+) -> tuple[WatchRecord | None, FileFormatError | None]:
+    """Write the send's watch record, marked as sending, before the wait. A chat that already watches the task
+    keeps its watch (None); a malformed pending.json is returned, to be told if the wait runs out."""
+    mark_sending(record, now, wait_seconds)
+    try:
+        # not fsynced: it is there for this process dying during the wait (the page cache keeps it); a machine
+        # crash in that window loses it as before. The watch it may become is written durably.
+        async with workspace.pending_tx(durable=False) as tx:
+            if any(same_watch(r, record.target, record.agent, record.task_id) for r in tx.records):
+                return None, None
+            tx.records.append(record)
+    except FileFormatError as e:
+        return None, e
+    return record, None
+
+
+async def unrecord(workspace: Workspace, record: WatchRecord) -> bool:
+    """The wait ended with the outcome: remove the record, unless a worker adopted it (False; it delivers).
+    A record already gone (stopped by a cancel or status meanwhile) leaves the outcome to the answer."""
+    try:
+        async with workspace.pending_tx(durable=False) as tx:  # back after a machine crash: delivered again
+            current = tx.find(record.watch_id)
+            if current is not None and not is_mine(current):
+                return False
+            tx.remove(record.watch_id)
+    except FileFormatError:
+        log.warning("pending.json is malformed; the record of watch %s stays", record.watch_id)
+    return True
+
+
+async def become_watch(workspace: Workspace, record: WatchRecord, state: str) -> bool:
+    """The wait ran out: the record becomes a plain watch, durably. False when a worker adopted it meanwhile
+    (it follows the task); raises FileFormatError for a malformed pending.json."""
+    clear_sending(record, state)
+    async with workspace.pending_tx() as tx:
+        current = tx.find(record.watch_id)
+        if current is not None and not is_mine(current):
+            return False
+        if current is None:
+            tx.records.append(record)
+        else:
+            tx.records[tx.records.index(current)] = record
+    return True
+
+
+def working_answer(agent: str, task_id: str, context_id: str) -> dict[str, Any]:
+    """The send's answer for a task a watch follows: the result comes to the chat."""
+    return {"state": "working", "agent": agent, "taskId": task_id, "contextId": context_id, "note": WORKING_NOTE}
+
+
+def unwatchable_answer(e: FileFormatError, agent: str, task_id: str, context_id: str) -> dict[str, Any]:
+    return {
+        "error": f'{e}. Task {task_id} of "{agent}" runs on but cannot be watched until the file is fixed; '
+        "check it later with action=status",
+        "taskId": task_id,
+        "contextId": context_id,
+        "state": "working",
+    }

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -29,61 +28,31 @@ from .clock import Clock, SystemClock
 from .config import ClientSettings
 from .connections import ConnectionPool
 from .errors import A2AConsoleError, FileFormatError, ToolError
-from .events import ERROR, QUESTION, RESULT, SENT, STATE, Event, EventSink
+from .events import QUESTION, RESULT, SENT, STATE, EventSink
 from .following import SendWait, done, stale_marker, stale_status
 from .pending import WatchRecord
 from .push import remove_push_config
 from .results import (
-    WORKING_NOTE,
     has_files,
     is_interrupted,
     is_settled,
     is_terminal,
     message_outcome,
-    message_text,
     outcome_event,
     state_name,
     task_outcome,
 )
 from .scrubber import Scrubbers
-from .sending import clear_sending, is_mine, mark_sending
-from .watch_control import PendingFileWatches, WatchControl, same_watch
+from .sending import become_watch, new_record, unrecord, unwatchable_answer, working_answer, write_sending
+from .tool_args import agent_entry, send_args, task_id_of
+from .tool_events import ToolEvents
+from .tool_schema import ACTIONS
+from .watch_control import PendingFileWatches, WatchControl
 from .workspace import Workspace
 
 log = logging.getLogger(__name__)
 
-ACTIONS = ("agents", "send", "status", "cancel")
 HOPS_KEY = "volcanic.hops"
-
-TOOL_SCHEMA: dict[str, Any] = {
-    "name": "a2a",
-    "description": (
-        "Use remote agents over the A2A protocol. action=agents lists them with their skills; action=send hands "
-        "one a message (and workspace files) and returns its answer, its question (answer with send and the "
-        "taskId), or, for long work, a note that the result will arrive in this conversation by itself; "
-        "action=status checks a task; action=cancel cancels one."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "action": {"type": "string", "enum": list(ACTIONS), "description": "what to do"},
-            "agent": {"type": "string", "description": "the agent's name from action=agents (send, status, cancel)"},
-            "message": {"type": "string", "description": "the text to send (send)"},
-            "contextId": {"type": "string", "description": "continue this conversation with the agent (send)"},
-            "taskId": {
-                "type": "string",
-                "description": "the task to answer (send after a question), check (status) or cancel (cancel)",
-            },
-            "files": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "workspace-relative paths of files to attach (send)",
-            },
-        },
-        "required": ["action"],
-        "additionalProperties": False,
-    },
-}
 
 
 def _err(message: str, **extra: Any) -> dict[str, Any]:
@@ -117,6 +86,8 @@ class A2ATool:
         self.clock: Clock = clock or SystemClock()
         self.private_paths = [Path(p) for p in private_paths]
         self.scrubbers = Scrubbers()
+        self._events = ToolEvents(events, self.clock, self.scrubbers)
+        self._emit = self._events.emit
         # one pool (with the card TTL) for the tool and the watch registry of the process
         self.pool = pool if pool is not None else ConnectionPool(remote, self.clock)
 
@@ -155,7 +126,7 @@ class A2ATool:
                 return await self._status(workspace, args, target)
             return await self._cancel(workspace, args, target)
         except (ToolError, RemoteError) as e:
-            await self._emit_error(target, agent, args, str(e))
+            await self._events.error(self.workspace_for, target, agent, args, str(e))
             return _err(str(e))
         except FileFormatError as e:
             return _err(f"{e}; fix the file (nothing was changed)")
@@ -214,45 +185,10 @@ class A2ATool:
 
     # send
 
-    def _entry(self, workspace: Workspace, args: dict[str, Any]) -> AgentEntry:
-        name = args.get("agent")
-        if not isinstance(name, str) or not name:
-            raise ToolError("agent is required: pass the agent's name from action=agents")
-        af = workspace.read_agents()
-        if af.parse_error:
-            raise ToolError(f"{af.parse_error}; no agents can be used until the file is fixed")
-        entry = af.get(name)
-        if entry is None:
-            bad = [p for p in af.problems if f'("{name}")' in p]
-            if bad:
-                raise ToolError(f'agent "{name}" has an invalid entry: {"; ".join(bad)}')
-            known = ", ".join(e.name for e in af.entries) or "none"
-            where = workspace.relative(af.path)
-            raise ToolError(f'unknown agent "{name}" (known: {known}); use action=agents, or add it to {where}')
-        return entry
-
-    @staticmethod
-    def _opt_str(args: dict[str, Any], key: str) -> str:
-        v = args.get(key)
-        if v is None or v == "":
-            return ""
-        if not isinstance(v, str):
-            raise ToolError(f"{key} must be a string")
-        return v
-
     async def _send(self, workspace: Workspace, args: dict[str, Any], target: str) -> dict[str, Any]:
         started = self.clock.monotonic()
-        entry = self._entry(workspace, args)
-        text = args.get("message")
-        if text is not None and not isinstance(text, str):
-            raise ToolError("message must be a string")
-        files = args.get("files") or []
-        if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
-            raise ToolError("files must be a list of workspace paths")
-        if not text and not files:
-            raise ToolError("send needs a message or files")
-        context_id = self._opt_str(args, "contextId")
-        task_id = self._opt_str(args, "taskId")
+        entry = agent_entry(workspace, args)
+        text, files, context_id, task_id = send_args(args)
         cap = self.settings.max_file_bytes
         file_parts = (
             await asyncio.to_thread(read_attachments, workspace, files, cap, self.private_paths) if files else []
@@ -305,15 +241,17 @@ class A2ATool:
             if record is not None and isinstance(e, asyncio.CancelledError):  # the caller gave up: to the chat
                 await asyncio.shield(self._start_watch(reply, workspace, entry.name, record))
             elif record is not None:  # an answer too big to read: no watch either
-                await self._unrecord(workspace, record)
+                await unrecord(workspace, record)
             raise
         record, unwritable = await recording
         if done(task, stale):
-            if record is None or await self._unrecord(workspace, record):
+            if record is None or await unrecord(workspace, record):
                 return await self._finish(task, entry.name, workspace, target)
-            return self._working(entry.name, task)  # a worker took the record over: it delivers to the chat
+            return working_answer(
+                entry.name, task.id, task.context_id
+            )  # a worker took the record over: it delivers to the chat
         if unwritable is not None:
-            return self._unwatchable(unwritable, entry.name, task)
+            return unwatchable_answer(unwritable, entry.name, task.id, task.context_id)
         if stale is None or task.status != stale:
             record.extra.pop("staleStatus", None)
         return await self._start_watch(task, workspace, entry.name, record)
@@ -356,110 +294,38 @@ class A2ATool:
         )
         return out
 
-    def _record(self, conn: Connection, task: Task, target: str, text: str) -> WatchRecord:
-        source = "push" if conn.push and self.settings.push_base_url else "subscribe" if conn.streaming else "poll"
-        return WatchRecord(
-            watch_id=uuid.uuid4().hex,
-            target=target,
-            agent=conn.entry.name,
-            task_id=task.id,
-            context_id=task.context_id,
-            push_token=secrets.token_urlsafe(32) if source == "push" else None,
-            started_at=self.clock.now().isoformat().replace("+00:00", "Z"),
-            source=source,
-            extra={"state": state_name(task.status.state), "message": text},
-        )
-
     async def _record_sending(
         self, conn: Connection, task: Task, workspace: Workspace, target: str, text: str, stale: TaskStatus | None
     ) -> tuple[WatchRecord | None, FileFormatError | None]:
-        """Write the send's watch record, marked as sending, before the wait. A chat that already watches the
-        task keeps its watch (None); a malformed pending.json is returned, to be told if the wait runs out."""
-        record = self._record(conn, task, target, text)
+        source = "push" if conn.push and self.settings.push_base_url else "subscribe" if conn.streaming else "poll"
+        record = new_record(target, conn.entry.name, task.id, task.context_id, source, self.clock.now())
+        record.extra.update({"state": state_name(task.status.state), "message": text})
         if stale is not None:
             record.extra["staleStatus"] = stale_marker(stale)
-        mark_sending(record, self.clock.now(), self.settings.wait_seconds)
-        try:
-            # not fsynced: it is there for this process dying during the wait (the page cache keeps it); a
-            # machine crash in that window loses it as before. The watch that may follow is written durably.
-            async with workspace.pending_tx(durable=False) as tx:
-                if any(same_watch(r, target, record.agent, task.id) for r in tx.records):
-                    return None, None
-                tx.records.append(record)
-        except FileFormatError as e:
-            return None, e
-        return record, None
-
-    async def _unrecord(self, workspace: Workspace, record: WatchRecord) -> bool:
-        """The wait ended with the outcome: remove the record, unless a worker adopted it (False; it delivers).
-        A record already gone (stopped by a cancel or status meanwhile) leaves the outcome to this answer."""
-        try:
-            async with workspace.pending_tx(durable=False) as tx:  # back after a machine crash: delivered again
-                current = tx.find(record.watch_id)
-                if current is not None and not is_mine(current):
-                    return False
-                tx.remove(record.watch_id)
-        except FileFormatError:
-            log.warning("pending.json is malformed; the record of watch %s stays", record.watch_id)
-        return True
-
-    @staticmethod
-    def _working(agent: str, task: Task) -> dict[str, Any]:
-        return {
-            "state": "working",
-            "agent": agent,
-            "taskId": task.id,
-            "contextId": task.context_id,
-            "note": WORKING_NOTE,
-        }
-
-    @staticmethod
-    def _unwatchable(e: FileFormatError, agent: str, task: Task) -> dict[str, Any]:
-        return _err(
-            f'{e}. Task {task.id} of "{agent}" runs on but cannot be watched until the file is fixed; '
-            "check it later with action=status",
-            taskId=task.id,
-            contextId=task.context_id,
-            state="working",
-        )
+        return await write_sending(workspace, record, self.clock.now(), self.settings.wait_seconds)
 
     async def _start_watch(
         self, task: Task, workspace: Workspace, agent: str, record: WatchRecord | None
     ) -> dict[str, Any]:
         """The wait ran out: the sending record becomes a plain watch (written first), then it is armed.
         `record` None: the chat already watched this task."""
-        result = self._working(agent, task)
-        if record is None:
-            return result
-        clear_sending(record, state_name(task.status.state))
-        try:
-            async with workspace.pending_tx() as tx:
-                current = tx.find(record.watch_id)
-                if current is not None and not is_mine(current):
-                    return result  # a worker adopted it meanwhile: it follows the task
-                if current is None:
-                    tx.records.append(record)
-                else:
-                    tx.records[tx.records.index(current)] = record
-        except FileFormatError as e:
-            return self._unwatchable(e, record.agent, task)
-        try:
-            await self.watches.arm(workspace, record)
-        except Exception:
-            log.exception("arming watch %s failed; the record stays in pending.json", record.watch_id)
-        return result
+        if record is not None:
+            try:
+                arm = await become_watch(workspace, record, state_name(task.status.state))
+            except FileFormatError as e:
+                return unwatchable_answer(e, agent, task.id, task.context_id)
+            if arm:
+                try:
+                    await self.watches.arm(workspace, record)
+                except Exception:
+                    log.exception("arming watch %s failed; the record stays in pending.json", record.watch_id)
+        return working_answer(agent, task.id, task.context_id)
 
     # status
 
-    def _task_id(self, args: dict[str, Any], action: str) -> str:
-        task_id = self._opt_str(args, "taskId")
-        if not task_id:
-            raise ToolError(f"taskId is required for {action}")
-        return task_id
-
     async def _status(self, workspace: Workspace, args: dict[str, Any], target: str) -> dict[str, Any]:
-        entry = self._entry(workspace, args)
-        task_id = self._task_id(args, "status")
+        entry = agent_entry(workspace, args)
+        task_id = task_id_of(args, "status")
         conn = await self.pool.get(workspace, entry)
         try:
             task = await conn.get_task(task_id)
@@ -488,8 +354,8 @@ class A2ATool:
     async def _cancel(self, workspace: Workspace, args: dict[str, Any], target: str) -> dict[str, Any]:
         """Stop the watch first (so a `canceled` outcome is never delivered later), then CancelTask; put the
         watch back when the cancel does not go through."""
-        entry = self._entry(workspace, args)
-        task_id = self._task_id(args, "cancel")
+        entry = agent_entry(workspace, args)
+        task_id = task_id_of(args, "cancel")
         warning = None
         try:
             stopped = await self.watches.stop_watching(workspace, target, entry.name, task_id)
@@ -525,52 +391,3 @@ class A2ATool:
         if warning:
             out["warning"] = warning
         return out
-
-    # events
-
-    async def _emit(
-        self,
-        kind: str,
-        workspace: Workspace,
-        target: str,
-        agent: str,
-        task_id: str,
-        context_id: str,
-        *,
-        state: str = "",
-        text: str = "",
-        data: dict[str, Any] | None = None,
-    ) -> None:
-        if self.events is None:
-            return
-        try:
-            event = Event(
-                kind=kind,
-                workspace=str(workspace.root),
-                agent=agent,
-                task_id=task_id,
-                at=self.clock.now(),
-                context_id=context_id,
-                target=target,
-                state=state,
-                text=text,
-                data=data or {},
-            )
-            await self.events.emit(self.scrubbers.for_workspace(workspace).event(event))
-        except Exception:
-            log.exception("event sink failed for %s", kind)
-
-    async def _emit_error(self, target: str, agent: str, args: dict[str, Any], message: str) -> None:
-        if self.events is None:
-            return
-        try:
-            workspace = self.workspace_for(target)
-        except Exception:
-            return
-        if workspace is None:
-            return
-        task_id = args.get("taskId") if isinstance(args.get("taskId"), str) else ""
-        await self._emit(ERROR, workspace, target, agent, task_id or "", "", data={"message": message})
-
-
-__all__ = ["TOOL_SCHEMA", "A2ATool", "PendingFileWatches", "WatchControl", "message_text"]

@@ -18,9 +18,7 @@ from collections import Counter
 from collections.abc import Coroutine, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
-
-from a2a.types import Task
+from typing import TYPE_CHECKING, Any
 
 from .client import Remote
 from .clock import Clock
@@ -47,6 +45,9 @@ from .results import has_files, is_interrupted, outcome_event, result_text, stat
 from .scrubber import Scrubbers
 from .sending import clear_sending, is_sending, sender_alive
 from .workspace import Workspace
+
+if TYPE_CHECKING:  # the SDK's types stay in the modules that read them
+    from a2a.types import Task
 
 log = logging.getLogger(__name__)
 
