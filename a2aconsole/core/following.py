@@ -112,9 +112,11 @@ class Follower:
         "deadline",
         "error",
         "host",
+        "latest",
         "record",
         "restored",
         "runner",
+        "sending",
         "source",
         "state",
         "waker",
@@ -137,15 +139,30 @@ class Follower:
         self.runner: asyncio.Task[None] | None = None
         self.waker: asyncio.Future[None] | None = None
         self.woken = False
+        self.sending = False  # in a send's wait (`follow(conn)`), until a watch takes it over
+        self.latest: Task | None = None  # during a send's wait: the task as last seen, for the send's answer
 
     def wake(self) -> None:
-        """Check the task now (a push arrived, or a console asked)."""
+        """Check the task now (a push arrived, or a console asked); during a send's wait, the hand-over."""
         self.woken = True
         if self.waker is not None and not self.waker.done():
             self.waker.cancel()
 
-    async def follow(self) -> Task:
-        """The task once it settles (past a stale status); WatchEnd when the watch ends without it."""
+    def take_over(self, host: FollowHost, ws: Workspace, deadline: float) -> None:
+        """The send's wait ran out: from now on this follower is a watch of `host` (its registry), at a watch's
+        pace and deadline. A wait or poll in progress is cut short; a stream in progress reads on."""
+        self.host, self.ws, self.deadline = host, ws, deadline
+        self.sending = False
+        self.wake()
+
+    async def follow(self, conn: Connection | None = None) -> Task:
+        """The task once it settles (past a stale status); WatchEnd when the watch ends without it. With
+        `conn`, first at a send's pace (`_send_phase`) until the task settles or a watch takes it over."""
+        if conn is not None:
+            task = await self._send_phase(conn)
+            if task is not None:
+                return task
+            self.latest, self.woken = None, False
         source = await self._choose_source()
         if source == "push":
             return await self._push_loop()
@@ -155,6 +172,93 @@ class Follower:
                 return task
             await self._set_source("poll", "the stream failed 3 times; polling instead")
         return await self._poll_loop()
+
+    # a send's wait: GetTask at once, then the stream (rebuilding the task from it), else GetTask every 0.5 s
+    # doubling to 2 s; a failed GetTask ends the wait (the send hands the task to a watch, which retries)
+
+    async def _send_phase(self, conn: Connection) -> Task | None:
+        """The task once it settles, or None when a watch took this follower over meanwhile."""
+        self.sending = True
+        try:
+            if self._send_done(await self._send_check(conn)):
+                return self.latest
+            if conn.streaming and self.sending:
+                streamed = await self._send_stream(conn)
+                if streamed is not None:
+                    return streamed
+                if self.sending and self._send_done(await self._send_check(conn)):
+                    return self.latest
+            delay = SEND_POLL_FIRST
+            while self.sending:
+                await self._send_nap(delay)
+                if not self.sending:
+                    break
+                delay = min(SEND_POLL_MAX, delay * 2)
+                if self._send_done(await self._send_check(conn)):
+                    return self.latest
+            return None
+        except RemoteError:
+            if self.sending:
+                raise
+            return None  # taken over meanwhile: the watch's own loops retry
+
+    def _send_done(self, task: Task) -> bool:
+        return is_settled(state_name(task.status.state)) and not is_stale(self.record, task.status)
+
+    async def _send_check(self, conn: Connection) -> Task:
+        """One GetTask; a state change is an event."""
+        current = await conn.get_task(self.record.task_id)
+        await self._send_saw(current)
+        return current
+
+    async def _send_saw(self, current: Task) -> None:
+        self.latest = current
+        await self._saw(state_name(current.status.state))
+
+    async def _send_nap(self, seconds: float) -> None:
+        """Sleep on the clock; a hand-over (`take_over`) cuts it short."""
+        sleeper = asyncio.ensure_future(self.host.clock.sleep(seconds))
+        self.waker = sleeper
+        try:
+            await sleeper
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not self.woken or (task is not None and task.cancelling()):
+                raise
+        finally:
+            self.waker = None
+
+    async def _send_stream(self, conn: Connection) -> Task | None:
+        """SubscribeToTask until the task settles, rebuilding it from the events (no GetTask needed after).
+        None when the stream ends early or fails, or the task finished meanwhile (the caller checks), or a
+        watch took over (it subscribes at its own pace)."""
+        reader = asyncio.ensure_future(self._send_read(conn))
+        self.waker = reader
+        try:
+            return await reader
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not self.woken or (task is not None and task.cancelling()):
+                raise
+            return None
+        finally:
+            self.waker = None
+
+    async def _send_read(self, conn: Connection) -> Task | None:
+        try:
+            async with contextlib.aclosing(conn.subscribe(self.record.task_id)) as stream:
+                async for ev in stream:
+                    snapshot = fold(self.latest, ev) if self.latest is not None else None
+                    if snapshot is None:
+                        continue
+                    await self._progress(ev)
+                    await self._send_saw(snapshot)
+                    if self._send_done(snapshot):
+                        return snapshot
+        except RemoteError as e:
+            if e.kind not in ("terminal", "network", "timeout", "protocol", "unsupported"):
+                raise
+        return None
 
     async def _choose_source(self) -> str:
         """push when the card offers it and a push URL is set, else subscribe when it streams, else poll."""
@@ -471,101 +575,21 @@ def progress_of(ev: StreamResponse) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
-SendEvent = Callable[..., Awaitable[None]]  # (kind, task, *, state="", text="", data=None): the tool's emit
+SendEvent = Callable[..., Awaitable[None]]  # (kind, follower, *, state="", text="", data=None): the tool's emit
 
 
-class SendWait:
-    """Follows a task for the length of a send's wait: GetTask at once; then the stream (streaming cards),
-    and GetTask polling when there is no stream or it ended or failed before the task settled."""
+class SendHost:
+    """A follower's host during a send's wait: the tool's pool, settings and clock, and its events."""
 
-    def __init__(self, conn: Connection, clock: Clock, stale: TaskStatus | None, emit: SendEvent) -> None:
-        self.conn = conn
+    def __init__(self, pool: ConnectionPool, settings: ClientSettings, clock: Clock, emit: SendEvent) -> None:
+        self.pool = pool
+        self.settings = settings
         self.clock = clock
-        self.stale = stale
-        self.emit = emit
-        self.latest: Task | None = None
-        self._seen = ""
+        self.checks = asyncio.Semaphore(MAX_CONCURRENT_CHECKS)
+        self._emit = emit
 
-    async def run(self, task: Task, seconds: float) -> Task:
-        """The task once it settles (past the stale status), or its latest snapshot when `seconds` run out."""
-        self.latest = task
-        if done(task, self.stale) or seconds <= 0:
-            return task
-        self._seen = state_name(task.status.state)
-        follower = asyncio.ensure_future(self._follow(task))
-        timer = asyncio.ensure_future(self.clock.sleep(seconds))
-        try:
-            await asyncio.wait({follower, timer}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for t in (follower, timer):
-                if not t.done():
-                    t.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await timer
-        if follower.done() and not follower.cancelled():
-            exc = follower.exception()
-            if exc is None:
-                return follower.result()
-            if isinstance(exc, RemoteError) and exc.kind == "too_big":
-                raise exc  # a watch would only read the same oversized answer again and again
-            # the task runs on remotely: hand it to a watch, which retries, rather than lose it
-            kind = getattr(exc, "kind", type(exc).__name__)  # not its text: an agent's error may echo its key
-            log.warning("following task %s failed (%s); a watch takes over", task.id, kind)
-            return self.latest
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await follower
-        return self.latest
+    async def save_source(self, follower: Follower, source: str) -> bool:
+        return True  # the send's record is written by the send
 
-    async def _follow(self, task: Task) -> Task:
-        current = await self._check(task)
-        if done(current, self.stale):
-            return current
-        if self.conn.streaming:
-            streamed = await self._stream(task)
-            if streamed is not None:
-                return streamed
-            current = await self._check(task)
-            if done(current, self.stale):
-                return current
-        delay = SEND_POLL_FIRST
-        while True:
-            await self.clock.sleep(delay)
-            delay = min(SEND_POLL_MAX, delay * 2)
-            current = await self._check(task)
-            if done(current, self.stale):
-                return current
-
-    async def _check(self, task: Task) -> Task:
-        """One GetTask; a state change is an event."""
-        current = await self.conn.get_task(task.id)
-        await self._saw(current)
-        return current
-
-    async def _saw(self, current: Task) -> None:
-        self.latest = current
-        st = state_name(current.status.state)
-        if st != self._seen:
-            self._seen = st
-            await self.emit(STATE, current, state=st)
-
-    async def _stream(self, task: Task) -> Task | None:
-        """SubscribeToTask until the task settles, rebuilding it from the events (no GetTask needed after).
-        None when the stream ends early or fails, or the task finished meanwhile: the caller checks."""
-        try:
-            async with contextlib.aclosing(self.conn.subscribe(task.id)) as stream:
-                async for ev in stream:
-                    snapshot = fold(self.latest or task, ev)
-                    if snapshot is None:
-                        continue
-                    note = progress_of(ev)
-                    if note is not None:
-                        await self.emit(
-                            PROGRESS, snapshot, state=state_name(snapshot.status.state), text=note[0], data=note[1]
-                        )
-                    await self._saw(snapshot)
-                    if done(snapshot, self.stale):
-                        return snapshot
-        except RemoteError as e:
-            if e.kind not in ("terminal", "network", "timeout", "protocol", "unsupported"):
-                raise
-        return None
+    async def follow_event(self, follower: Follower, kind: str, **kw: Any) -> None:
+        await self._emit(kind, follower, **kw)

@@ -11,19 +11,23 @@ delivery in the chat.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import secrets
 import socket
 import uuid
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import FileFormatError
 from .pending import WatchRecord
 from .results import WORKING_NOTE
-from .watch_control import same_watch
+from .watch_control import WatchControl, same_watch
 from .workspace import Workspace
+
+if TYPE_CHECKING:
+    from .following import Follower
 
 log = logging.getLogger(__name__)
 
@@ -173,3 +177,41 @@ def unwatchable_answer(e: FileFormatError, agent: str, task_id: str, context_id:
         "contextId": context_id,
         "state": "working",
     }
+
+
+def drop_runner(runner: asyncio.Future[Any]) -> None:
+    """Stop a send's follower no watch took over (the watch that arms the record checks the task itself)."""
+    if runner.done():
+        if not runner.cancelled():
+            runner.exception()  # retrieved: never logged as "never retrieved"
+    else:
+        runner.cancel()
+
+
+async def hand_over(
+    watches: WatchControl,
+    workspace: Workspace,
+    state: str,
+    record: WatchRecord | None,
+    follower: Follower,
+    runner: asyncio.Future[Any],
+) -> dict[str, Any]:
+    """The wait ran out (task in `state`): the sending record becomes a plain watch (written first); the watch
+    registry of this process takes the follower over as it is (`adopt`: no second card fetch, no check
+    missed), else the watch control arms the record. `record` None: the chat already watched this task."""
+    rec = follower.record
+    try:
+        if record is None or not await become_watch(workspace, record, state):
+            drop_runner(runner)
+            return working_answer(rec.agent, rec.task_id, rec.context_id)
+    except FileFormatError as e:
+        drop_runner(runner)
+        return unwatchable_answer(e, rec.agent, rec.task_id, rec.context_id)
+    adopt = getattr(watches, "adopt", None)
+    try:
+        if runner.done() or adopt is None or not await adopt(workspace, record, follower, runner):
+            drop_runner(runner)
+            await watches.arm(workspace, record)
+    except Exception:
+        log.exception("arming watch %s failed; the record stays in pending.json", record.watch_id)
+    return working_answer(rec.agent, rec.task_id, rec.context_id)

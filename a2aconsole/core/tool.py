@@ -29,7 +29,7 @@ from .config import ClientSettings
 from .connections import ConnectionPool
 from .errors import A2AConsoleError, FileFormatError, ToolError
 from .events import QUESTION, RESULT, SENT, STATE, EventSink
-from .following import SendWait, done, stale_marker, stale_status
+from .following import Follower, SendHost, done, stale_marker, stale_status
 from .pending import WatchRecord
 from .push import remove_push_config
 from .results import (
@@ -43,7 +43,7 @@ from .results import (
     task_outcome,
 )
 from .scrubber import Scrubbers
-from .sending import become_watch, new_record, unrecord, unwatchable_answer, working_answer, write_sending
+from .sending import drop_runner, hand_over, new_record, unrecord, unwatchable_answer, working_answer, write_sending
 from .tool_args import agent_entry, send_args, task_id_of
 from .tool_events import ToolEvents
 from .tool_schema import ACTIONS
@@ -233,28 +233,44 @@ class A2ATool:
         # The task exists from here on: its record goes to pending.json before the wait (issue 11), marked as
         # sending, so a process dying during the wait leaves a watch a worker adopts. The write runs beside
         # the wait's first GetTask (a send answered at once pays for it only once).
-        recording = asyncio.ensure_future(self._record_sending(conn, reply, workspace, target, text or "", stale))
+        record = self._new_record(conn, reply, target, text, stale)
+        recording = asyncio.ensure_future(
+            write_sending(workspace, record, self.clock.now(), self.settings.wait_seconds)
+        )
+        follower = self._follower(record, workspace)
+        runner = asyncio.ensure_future(follower.follow(conn))
         try:
-            task = await self._wait(conn, reply, started, workspace, target, stale)
-        except BaseException as e:
-            record, _ = await asyncio.shield(recording)
-            if record is not None and isinstance(e, asyncio.CancelledError):  # the caller gave up: to the chat
-                await asyncio.shield(self._start_watch(reply, workspace, entry.name, record))
-            elif record is not None:  # an answer too big to read: no watch either
-                await unrecord(workspace, record)
+            await self._wait(runner, started)
+        except BaseException:  # cancelled: the caller gave up, the chat gets the result
+            written, _ = await asyncio.shield(recording)
+            await asyncio.shield(
+                hand_over(self.watches, workspace, state_name(reply.status.state), written, follower, runner)
+            )
             raise
-        record, unwritable = await recording
-        if done(task, stale):
-            if record is None or await unrecord(workspace, record):
-                return await self._finish(task, entry.name, workspace, target)
-            return working_answer(
-                entry.name, task.id, task.context_id
-            )  # a worker took the record over: it delivers to the chat
+        written, unwritable = await recording
+        if runner.done():
+            try:
+                task = runner.result()
+            except Exception as e:
+                if isinstance(e, RemoteError) and e.kind == "too_big":  # a watch would read it again and again
+                    if written is not None:
+                        await unrecord(workspace, written)
+                    raise
+                # the task runs on remotely: hand it to a watch, which retries, rather than lose it; its kind,
+                # not its text (an agent's error may echo its key)
+                log.warning("following task %s failed (%s); a watch takes over", reply.id, getattr(e, "kind", ""))
+            else:
+                if written is None or await unrecord(workspace, written):
+                    return await self._finish(task, entry.name, workspace, target)
+                # a worker adopted the record (the wait outlived its sender mark): it delivers to the chat
+                return working_answer(entry.name, task.id, task.context_id)
+        task = follower.latest or reply
         if unwritable is not None:
+            drop_runner(runner)
             return unwatchable_answer(unwritable, entry.name, task.id, task.context_id)
         if stale is None or task.status != stale:
             record.extra.pop("staleStatus", None)
-        return await self._start_watch(task, workspace, entry.name, record)
+        return await hand_over(self.watches, workspace, state_name(task.status.state), written, follower, runner)
 
     def _hops(self, target: str) -> int:
         try:
@@ -271,17 +287,23 @@ class A2ATool:
             (r for r in pf.records if r.target == target and r.agent == agent and r.context_id == context_id), None
         )
 
-    async def _wait(
-        self, conn: Connection, task: Task, started: float, workspace: Workspace, target: str, stale: TaskStatus | None
-    ) -> Task:
-        """The task once it settles (past a `stale` status), or its latest snapshot when `WaitSeconds` (from
-        the send) run out (`following.SendWait`)."""
-
-        async def emit(kind: str, current: Task, **kw: Any) -> None:
-            await self._emit(kind, workspace, target, conn.entry.name, current.id, current.context_id, **kw)
-
+    async def _wait(self, runner: asyncio.Future[Task], started: float) -> None:
+        """Until the follower is done or `WaitSeconds` (from the send) run out."""
         remaining = self.settings.wait_seconds - (self.clock.monotonic() - started)
-        return await SendWait(conn, self.clock, stale, emit).run(task, remaining)
+        if remaining <= 0 or runner.done():
+            return
+        timer = asyncio.ensure_future(self.clock.sleep(remaining))
+        try:
+            await asyncio.wait({runner, timer}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            timer.cancel()
+
+    def _follower(self, record: WatchRecord, workspace: Workspace) -> Follower:
+        async def emit(kind: str, f: Follower, **kw: Any) -> None:
+            rec = f.record
+            await self._emit(kind, workspace, rec.target, rec.agent, rec.task_id, rec.context_id, **kw)
+
+        return Follower(record, workspace, float("inf"), SendHost(self.pool, self.settings, self.clock, emit))
 
     async def _finish(self, task: Task, agent: str, workspace: Workspace, target: str) -> dict[str, Any]:
         if has_files(task):  # saving files blocks: off the loop
@@ -294,32 +316,15 @@ class A2ATool:
         )
         return out
 
-    async def _record_sending(
-        self, conn: Connection, task: Task, workspace: Workspace, target: str, text: str, stale: TaskStatus | None
-    ) -> tuple[WatchRecord | None, FileFormatError | None]:
+    def _new_record(
+        self, conn: Connection, task: Task, target: str, text: str, stale: TaskStatus | None
+    ) -> WatchRecord:
         source = "push" if conn.push and self.settings.push_base_url else "subscribe" if conn.streaming else "poll"
         record = new_record(target, conn.entry.name, task.id, task.context_id, source, self.clock.now())
         record.extra.update({"state": state_name(task.status.state), "message": text})
         if stale is not None:
             record.extra["staleStatus"] = stale_marker(stale)
-        return await write_sending(workspace, record, self.clock.now(), self.settings.wait_seconds)
-
-    async def _start_watch(
-        self, task: Task, workspace: Workspace, agent: str, record: WatchRecord | None
-    ) -> dict[str, Any]:
-        """The wait ran out: the sending record becomes a plain watch (written first), then it is armed.
-        `record` None: the chat already watched this task."""
-        if record is not None:
-            try:
-                arm = await become_watch(workspace, record, state_name(task.status.state))
-            except FileFormatError as e:
-                return unwatchable_answer(e, agent, task.id, task.context_id)
-            if arm:
-                try:
-                    await self.watches.arm(workspace, record)
-                except Exception:
-                    log.exception("arming watch %s failed; the record stays in pending.json", record.watch_id)
-        return working_answer(agent, task.id, task.context_id)
+        return record
 
     # status
 

@@ -148,6 +148,25 @@ class WatchRegistry:
         """Follow a record the caller has already written to pending.json."""
         await self._arm(self._intern(workspace), record)
 
+    async def adopt(
+        self, workspace: Workspace, record: WatchRecord, follower: Follower, runner: asyncio.Future[Task]
+    ) -> bool:
+        """Take over a send's follower whose wait ran out (its record, already a plain watch in the file): the
+        same follower goes on as this watch, its task running on. False when this watch cannot be taken (the
+        registry stopped, or the chat already watches the task): the caller arms the record instead."""
+        ws = self._intern(workspace)
+        key = (ws.root, record.target, record.agent, record.task_id)
+        if self._stopped or record.watch_id in self._watches or key in self._by_task:
+            return False
+        follower.take_over(self, ws, self._deadline(record))
+        self._watches[record.watch_id] = follower
+        self._by_task[key] = record.watch_id
+        await self._emit(
+            self._event(WATCH_ARMED, ws, record, data={"source": record.source, "watchId": record.watch_id})
+        )
+        follower.runner = asyncio.ensure_future(self._run(follower, runner))
+        return True
+
     async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
         """Put a stopped watch back (same id, token and start): write it to the file, then follow it."""
         ws = self._intern(workspace)
@@ -368,10 +387,11 @@ class WatchRegistry:
 
     # the loop of one watch
 
-    async def _run(self, w: Follower) -> None:
+    async def _run(self, w: Follower, running: asyncio.Future[Task] | None = None) -> None:
+        """Follow, then finish; `running`: the follower's run begun by a send (taken over by `adopt`)."""
         try:
             try:
-                task = await w.follow()
+                task = await (running if running is not None else w.follow())
             except WatchEnd as end:
                 await self._finish(w, end.text, end.reason, state="")
             else:

@@ -115,6 +115,10 @@ class LeasedWatches:
     async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
         await (await self._for(workspace)).rearm(workspace, record)
 
+    async def adopt(self, workspace: Workspace, record: WatchRecord, follower: Any, runner: Any) -> bool:
+        """A send's follower goes on as the watch when this worker runs the workspace (else the tool arms)."""
+        return await self.leases.acquire(workspace) and await self.registry.adopt(workspace, record, follower, runner)
+
 
 @dataclass
 class Runtime:

@@ -8,6 +8,7 @@ import os
 import socket
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from typing import Any
 
 import httpx
 import pytest
@@ -15,6 +16,7 @@ import pytest
 from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.clock import SystemClock
 from a2aconsole.core.config import ClientSettings
+from a2aconsole.core.following import Follower
 from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
 from tests.support.js_agents import SdkAgent
@@ -117,3 +119,42 @@ async def _exited_pid() -> int:
     proc = await asyncio.create_subprocess_exec("true")
     await proc.wait()
     return proc.pid
+
+
+async def test_send_follower_goes_on_as_the_watch(http, workspace: Workspace, make_sdk_agent, monkeypatch) -> None:
+    """Issue 10: when the wait runs out, the same follower (same object, same run) goes on as the watch of this
+    process's registry: no second follow, no second card fetch; the result reaches the chat once."""
+    agent = make_sdk_agent(streaming=False, push=False)  # polled: every check is a GetTask
+    write_agents(workspace, entry("bot", agent))
+    runs: list[tuple[int, bool]] = []
+    follow = Follower.follow
+
+    def counted(self: Follower, conn: Any = None) -> Any:
+        runs.append((id(self), conn is not None))
+        return follow(self, conn)
+
+    monkeypatch.setattr(Follower, "follow", counted)
+    clock = SignalClock()
+    remote = Remote(http, call_timeout=10.0, card_timeout=5.0)
+    delivery = WaitableDelivery({TARGET: workspace})
+    tool = make_tool(http, workspace, clock=clock)
+    registry = WatchRegistry(remote, ClientSettings(), delivery, clock, pool=tool.pool)
+    tool.watches = registry
+    try:
+        send = asyncio.ensure_future(tool.run("send", {"agent": "bot", "message": "hold h1"}, TARGET))
+        await clock.until(lambda sleeps: 5 in sleeps and 0.5 in sleeps)  # the wait, and the first poll's nap
+        await clock.advance(5)
+        result = await asyncio.wait_for(send, 10)
+        assert result["state"] == "working" and len(registry) == 1
+        await clock.until(lambda sleeps: 15.0 in sleeps)  # the watch's first poll nap, on the same follower
+        agent.release("h1")
+        await until(lambda: len(agent.finished) == 1)
+        await clock.advance(15)
+        [(target, text)] = await delivery.wait_for(1)
+        await until(lambda: workspace.read_pending().records == [])  # settled once delivered
+    finally:
+        agent.release("h1")
+        await registry.stop()
+    assert target == TARGET and "released h1" in text
+    assert [sent for _, sent in runs] == [True]  # one run of one follower: the send's
+    assert sum(1 for _, path, _ in agent.requests if path == "/.well-known/agent-card.json") == 1
