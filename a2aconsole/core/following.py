@@ -1,17 +1,19 @@
 """One follower of a remote task: by push, SubscribeToTask or GetTask polling, its states and its progress.
 
-`Follower` follows one watch's task until it settles (it replaces the registry's `Following` mixin and its
-per-watch `WatchState`): push (the agent POSTs updates, each wakes the follower, which confirms with
-GetTask; a safety GetTask every 10 min), subscribe (a stream held at most 5 min, then GetTask and a new
-stream; 3 failed streams in a row, one that ends before the task settles counts, switch to polling) or
-poll (GetTask after 15 s, 30 s, 1 min, 2 min, then every 5 min). `SendWait` is the same following at a
-send's pace, for the length of `WaitSeconds`: GetTask at once, then the stream (rebuilding the task from
-its events), else GetTask every 0.5 s doubling to 2 s. Both read the stream the same way (`fold`) and
-report progress the same way: a status message or an artifact update is a `progress` event, so a live
-page can show what the agent says while it works. Every sleep is on the injected clock.
+`Follower` follows one task from a send to its result (it replaces the tool's own wait, and the registry's
+`Following` mixin with its per-watch `WatchState`). A send starts it at a send's pace (`follow(conn)`):
+GetTask at once, then the stream (rebuilding the task from its events), else GetTask every 0.5 s doubling
+to 2 s. When the wait runs out, the registry of the process takes it over (`take_over`) and it goes on at
+a watch's pace: push (the agent POSTs updates, each wakes the follower, which confirms with GetTask; a
+safety GetTask every 10 min), subscribe (a stream held at most 5 min, then GetTask and a new stream; 3
+failed streams in a row, one that ends before the task settles counts, switch to polling) or poll
+(GetTask after 15 s, 30 s, 1 min, 2 min, then every 5 min). A watch restored from the file starts at
+that pace. The stream is read the same way throughout (`fold`), and progress reported the same way: a
+status message or an artifact update is a `progress` event, so a live page can show what the agent says
+while it works. Every sleep is on the injected clock.
 
 A **stale reply** (`stale_status`) is the interrupted status a follow-up's immediate reply still shows
-from before the answer (some SDKs, @a2a-js/sdk 1.3, answer so): not the outcome, so both followers wait
+from before the answer (some SDKs, @a2a-js/sdk 1.3, answer so): not the outcome, so the follower waits
 for the task to move past it; a watch knows it from its record's `staleStatus` (`is_stale`).
 """
 
@@ -525,7 +527,7 @@ def done(task: Task, stale: TaskStatus | None) -> bool:
     return is_settled(state_name(task.status.state)) and (stale is None or task.status != stale)
 
 
-# the stream, read the same way by both followers
+# the stream, read the same way at either pace
 
 
 def _apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> None:
