@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Protocol
 
 from .pending import WatchRecord
@@ -24,8 +23,6 @@ class ResultDelivery(Protocol):
         """The target's workspace, or None for an unknown target."""
         ...
 
-    def known_targets(self) -> Iterable[str]: ...
-
 
 class StaticDelivery:
     """A delivery over a fixed target -> workspace map that records texts in memory (CLI, tests)."""
@@ -43,6 +40,3 @@ class StaticDelivery:
 
     def workspace_for(self, target: str) -> Workspace | None:
         return self.workspaces.get(target)
-
-    def known_targets(self) -> Iterable[str]:
-        return list(self.workspaces)

@@ -54,7 +54,7 @@ log = logging.getLogger(__name__)
 DELIVERY_RETRY = (30.0, 60.0, 120.0, 300.0)
 FLUSH_DELAY = 1.0
 
-__all__ = ["DELIVERY_RETRY", "FLUSH_DELAY", "WatchRegistry", "push_task_id", "token_matches"]
+__all__ = ["DELIVERY_RETRY", "FLUSH_DELAY", "WatchRegistry"]
 
 
 class WatchRegistry:
