@@ -16,7 +16,7 @@ class ResultDelivery(Protocol):
     """
 
     async def deliver(self, target: str, text: str, record: WatchRecord | None = None) -> bool:
-        """`record` is the finished watch (watchId, agent, taskId, contextId; `extra["state"]`), if any."""
+        """`record` is the finished watch (watchId, agent, taskId, contextId, state), if any."""
         ...
 
     def workspace_for(self, target: str) -> Workspace | None:

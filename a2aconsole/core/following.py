@@ -135,7 +135,7 @@ class Follower:
         self.ws = ws
         self.deadline = deadline
         self.source = record.source
-        self.state = str(record.extra.get("state") or "")
+        self.state = record.state
         self.error = ""
         self.checked_at: datetime | None = None
         self.runner: asyncio.Task[None] | None = None

@@ -6,13 +6,26 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-_KNOWN = ("watchId", "target", "agent", "taskId", "contextId", "pushToken", "startedAt", "source", "undelivered")
+_KNOWN = (
+    "watchId",
+    "target",
+    "agent",
+    "taskId",
+    "contextId",
+    "pushToken",
+    "startedAt",
+    "source",
+    "undelivered",
+)
+_TYPED_TEXT = ("state", "message")  # typed when they are strings; any other value stays in `extra` as it was
 SOURCES = ("push", "subscribe", "poll")
 
 
 @dataclass
 class WatchRecord:
-    """One watch. `undelivered` holds a finished result's text until its delivery is confirmed."""
+    """One watch. `undelivered` holds a finished result's text until its delivery is confirmed; `state` is
+    the task's last known state (or "sending" while a send still waits for it: `sending.py`); `message` the
+    text that was sent. Keys the console does not know stay in `extra` and are written back as they were."""
 
     watch_id: str
     target: str
@@ -24,6 +37,8 @@ class WatchRecord:
     source: str = "poll"
     undelivered: str | None = field(default=None, repr=False)
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
+    state: str = ""
+    message: str = field(default="", repr=False)
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -39,11 +54,17 @@ class WatchRecord:
             d["pushToken"] = self.push_token
         if self.undelivered is not None:
             d["undelivered"] = self.undelivered
-        d.update({k: v for k, v in self.extra.items() if k not in _KNOWN})
+        if self.state:
+            d["state"] = self.state
+        if self.message:
+            d["message"] = self.message
+        d.update({k: v for k, v in self.extra.items() if k not in _KNOWN and not (k in _TYPED_TEXT and k in d)})
         return d
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> WatchRecord:
+        extra = {k: v for k, v in d.items() if k not in _KNOWN}
+        typed = {k: extra.pop(k) for k in _TYPED_TEXT if isinstance(extra.get(k), str)}
         return cls(
             watch_id=d["watchId"],
             target=str(d["target"]),
@@ -54,7 +75,9 @@ class WatchRecord:
             started_at=d.get("startedAt") or "",
             source=d.get("source") or "poll",
             undelivered=d.get("undelivered"),
-            extra={k: v for k, v in d.items() if k not in _KNOWN},
+            extra=extra,
+            state=typed.get("state", ""),
+            message=typed.get("message", ""),
         )
 
 

@@ -43,7 +43,7 @@ def _host() -> str:
 def mark_sending(record: WatchRecord, now: datetime, wait_seconds: float) -> None:
     """Mark `record` as the watch of a send that waits up to `wait_seconds` from `now`, in this process."""
     until = now + timedelta(seconds=wait_seconds + GRACE_SECONDS)
-    record.extra["state"] = SENDING
+    record.state = SENDING
     record.extra["sender"] = {
         "host": _host(),
         "pid": os.getpid(),
@@ -56,14 +56,11 @@ def clear_sending(record: WatchRecord, state: str | None) -> None:
     """The send's wait is over (or its sender is gone): the record is a plain watch whose task is in `state`
     (None: not known yet)."""
     record.extra.pop("sender", None)
-    if state is None:
-        record.extra.pop("state", None)
-    else:
-        record.extra["state"] = state
+    record.state = state or ""
 
 
 def is_sending(record: WatchRecord) -> bool:
-    return record.extra.get("state") == SENDING
+    return record.state == SENDING
 
 
 def is_mine(record: WatchRecord) -> bool:

@@ -321,7 +321,7 @@ class A2ATool:
     ) -> WatchRecord:
         source = "push" if conn.push and self.settings.push_base_url else "subscribe" if conn.streaming else "poll"
         record = new_record(target, conn.entry.name, task.id, task.context_id, source, self.clock.now())
-        record.extra.update({"state": state_name(task.status.state), "message": text})
+        record.state, record.message = state_name(task.status.state), text
         if stale is not None:
             record.extra["staleStatus"] = stale_marker(stale)
         return record

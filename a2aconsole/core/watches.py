@@ -450,7 +450,7 @@ class WatchRegistry:
             else:
                 rec.undelivered = text
                 if state:
-                    rec.extra["state"] = state
+                    rec.state = state
             return rec
 
         rec = await self._batch.apply(ws, claim)

@@ -65,7 +65,7 @@ class InboxBackend:
                 agent=record.agent,
                 task_id=record.task_id,
                 context_id=record.context_id,
-                state=str(record.extra.get("state") or ""),
+                state=record.state,
             )
         if record is not None and record.watch_id:
             # delivery is at least once: a second delivery of the same watch finds the first item

@@ -32,7 +32,7 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
 
 
 def sending(ws: Workspace) -> list:
-    return [r for r in ws.read_pending().records if r.extra.get("state") == "sending"]
+    return [r for r in ws.read_pending().records if r.state == "sending"]
 
 
 async def test_send_answered_in_its_wait_leaves_no_record_and_delivers_nothing(
@@ -47,7 +47,7 @@ async def test_send_answered_in_its_wait_leaves_no_record_and_delivers_nothing(
     try:
         await until(lambda: bool(sending(workspace)), timeout=20)
         (record,) = sending(workspace)
-        assert record.target == TARGET and record.agent == "echo" and record.extra["message"] == "hold n1"
+        assert record.target == TARGET and record.agent == "echo" and record.message == "hold n1"
         assert record.extra["sender"]["pid"] == os.getpid()
         await registry.rescan(workspace)  # a worker looking at the file meanwhile leaves the live send alone
         await registry.start([workspace])
@@ -77,7 +77,7 @@ async def test_send_whose_wait_runs_out_turns_its_record_into_the_watch(
     assert result["state"] == "working" and result["taskId"] == before.task_id
     (after,) = workspace.read_pending().records
     assert after.watch_id == before.watch_id  # the same record, now a plain watch
-    assert after.extra["state"] in ("submitted", "working") and "sender" not in after.extra
+    assert after.state in ("submitted", "working") and "sender" not in after.extra
 
 
 async def test_orphaned_sending_record_is_adopted_and_a_live_one_waits_for_its_time(
@@ -97,13 +97,13 @@ async def test_orphaned_sending_record_is_adopted_and_a_live_one_waits_for_its_t
         for task, pid in ((dead, gone), (live, os.getppid())):
             sender = {"host": socket.gethostname(), "pid": pid, "instance": "another", "until": until_at}
             await add_record(
-                workspace, task, "bot", clock, source="subscribe", extra={"state": "sending", "sender": sender}
+                workspace, task, "bot", clock, source="subscribe", state="sending", extra={"sender": sender}
             )
         await registry.start([workspace])
         assert [w["taskId"] for w in registry.snapshot()] == [dead.id]
         by_task = {r.task_id: r for r in workspace.read_pending().records}
-        assert "sender" not in by_task[dead.id].extra and by_task[dead.id].extra.get("state") != "sending"
-        assert by_task[live.id].extra["state"] == "sending"
+        assert "sender" not in by_task[dead.id].extra and by_task[dead.id].state != "sending"
+        assert by_task[live.id].state == "sending"
 
         await clock.advance(91)  # the live sender's time ran out: the next rescan adopts its record
         await registry.rescan(workspace)

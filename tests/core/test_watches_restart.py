@@ -97,7 +97,7 @@ async def test_worker_killed_with_armed_watches_loses_nothing(
 
 
 def sending(ws) -> list:
-    return [r for r in ws.read_pending().records if r.extra.get("state") == "sending"]
+    return [r for r in ws.read_pending().records if r.state == "sending"]
 
 
 async def test_send_killed_during_its_wait_is_delivered_after_restart(
@@ -113,7 +113,7 @@ async def test_send_killed_during_its_wait_is_delivered_after_restart(
         os.kill(sender.pid, signal.SIGKILL)  # during the wait: the task still holds
         sender.wait(timeout=10)
     (record,) = workspace.read_pending().records
-    assert record.extra["state"] == "sending" and record.task_id and record.extra["message"] == "hold s1"
+    assert record.state == "sending" and record.task_id and record.message == "hold s1"
 
     out = tmp_path / "delivered.jsonl"
     spawn(workspace.root, out)  # the restarted worker adopts the orphaned record

@@ -38,5 +38,6 @@ def kept(watch_id: str, target: str, text: str, **extra: Any) -> WatchRecord:
         context_id="ctx-1",
         started_at="2026-12-02T09:00:00Z",
         undelivered=text,
-        extra={"state": "completed", **extra},
+        state=str(extra.pop("state", "completed")),
+        extra=extra,
     )
