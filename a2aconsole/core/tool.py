@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from a2a.types import Message, Part, Role, Task, TaskStatus
+from a2a.types import Message, Task, TaskStatus
 
 from .agents import AgentEntry
 from .attachments import read_attachments
-from .client import Connection, Remote, RemoteError
+from .client import Connection, Remote, RemoteError, outgoing_message
 from .clock import Clock, SystemClock
 from .config import ClientSettings
 from .connections import ConnectionPool
@@ -190,17 +189,8 @@ class A2ATool:
         entry = agent_entry(workspace, args)
         text, files, context_id, task_id = send_args(args)
         cap = self.settings.max_file_bytes
-        file_parts = (
-            await asyncio.to_thread(read_attachments, workspace, files, cap, self.private_paths) if files else []
-        )
-        message = Message(
-            message_id=uuid.uuid4().hex,
-            role=Role.ROLE_USER,
-            context_id=context_id,
-            task_id=task_id,
-            parts=([Part(text=text)] if text else []) + file_parts,
-        )
-        message.metadata.update({HOPS_KEY: self._hops(target) + 1})
+        attached = await asyncio.to_thread(read_attachments, workspace, files, cap, self.private_paths) if files else []
+        message = outgoing_message(text, attached, context_id, task_id, {HOPS_KEY: self._hops(target) + 1})
         conn = await self.pool.get(workspace, entry)
         sent_at = self.clock.now()
         try:
