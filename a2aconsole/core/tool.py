@@ -16,9 +16,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
-
-from a2a.types import Message, Task, TaskStatus
+from typing import TYPE_CHECKING, Any
 
 from .agents import AgentEntry
 from .attachments import read_attachments
@@ -34,6 +32,7 @@ from .push import remove_push_config
 from .results import (
     has_files,
     is_interrupted,
+    is_message,
     is_settled,
     is_terminal,
     message_outcome,
@@ -48,6 +47,9 @@ from .tool_events import ToolEvents
 from .tool_schema import ACTIONS
 from .watch_control import PendingFileWatches, WatchControl
 from .workspace import Workspace
+
+if TYPE_CHECKING:  # SDK objects pass through the tool; `results` and `following` read them
+    from a2a.types import Task, TaskStatus
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +209,7 @@ class A2ATool:
                         "contextId to start a new conversation"
                     ) from None
             raise
-        if isinstance(reply, Message):
+        if is_message(reply):
             if has_files(reply):
                 out = await asyncio.to_thread(
                     message_outcome, reply, entry.name, workspace, self.settings.max_file_bytes

@@ -10,7 +10,7 @@ import a2aconsole.core
 CORE = Path(a2aconsole.core.__file__).parent
 # The modules that still read a2a-sdk's types at run time. The design's end is client.py alone (the rest of the
 # core on small frozen dataclasses); until then this list may only shrink.
-SDK_READERS = {"client", "results", "tool", "following"}
+SDK_READERS = {"client", "results", "following"}
 
 
 def _runtime_imports(tree: ast.Module) -> set[str]:
