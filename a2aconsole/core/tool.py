@@ -223,14 +223,14 @@ class A2ATool:
         if done(reply, stale):  # answered at once: nothing to record
             return await self._finish(reply, entry.name, workspace, target)
         # The task exists from here on: its record goes to pending.json before the wait (issue 11), marked as
-        # sending, so a process dying during the wait leaves a watch a worker adopts. The write runs beside
-        # the wait's first GetTask (a send answered at once pays for it only once).
+        # sending, so a process dying during the wait leaves a watch a worker adopts. The follower starts
+        # first: the record is written while its first GetTask is on the wire.
         record = self._new_record(conn, reply, target, text, stale)
+        follower = self._follower(record, workspace)
+        runner = asyncio.ensure_future(follower.follow(conn))
         recording = asyncio.ensure_future(
             write_sending(workspace, record, self.clock.now(), self.settings.wait_seconds)
         )
-        follower = self._follower(record, workspace)
-        runner = asyncio.ensure_future(follower.follow(conn))
         try:
             await self._wait(runner, started)
         except BaseException:  # cancelled: the caller gave up, the chat gets the result
