@@ -561,13 +561,15 @@ def fold(latest: Task, ev: StreamResponse) -> Task | None:
 
 def progress_of(ev: StreamResponse) -> tuple[str, dict[str, Any]] | None:
     """What a stream event says of the work in progress, as a `progress` event's text and data: a status
-    update's message, or an artifact update (its name, and its text so far cut to PROGRESS_CHARS)."""
+    update's message, or an artifact update (its name, and its text cut to PROGRESS_CHARS). An artifact
+    streamed in many chunks is told at its start and at its last chunk, not chunk by chunk: every event is
+    stored and sent to open pages."""
     kind = ev.WhichOneof("payload")
     if kind == "status_update" and ev.status_update.status.HasField("message"):
         text = message_text(ev.status_update.status.message)
         if text:
             return preview(text, PROGRESS_CHARS), {"kind": "status", "state": state_name(ev.status_update.status.state)}
-    elif kind == "artifact_update":
+    elif kind == "artifact_update" and (not ev.artifact_update.append or ev.artifact_update.last_chunk):
         art = ev.artifact_update.artifact
         text = "\n".join(p.text for p in art.parts if p.WhichOneof("content") == "text").strip()
         data: dict[str, Any] = {"kind": "artifact", "artifactId": art.artifact_id, "name": art.name}

@@ -8,11 +8,23 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from a2a.types import (
+    Artifact,
+    Message,
+    Part,
+    Role,
+    StreamResponse,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
 
 from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.clock import FakeClock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import PROGRESS
+from a2aconsole.core.following import progress_of
 from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
 from tests.support.js_agents import SdkAgent
@@ -64,3 +76,29 @@ async def test_watch_reports_progress_from_the_stream(workspace: Workspace, make
         await http.aclose()
     assert ("artifact", "released pr2", "result") in progress(sink)
     assert all(e.task_id == task.id and e.target == "chat1" for e in sink.events if e.kind == PROGRESS)
+
+
+def test_an_artifact_in_chunks_is_told_at_its_start_and_its_end() -> None:
+    def chunk(text: str, *, append: bool, last: bool) -> StreamResponse:
+        art = Artifact(artifact_id="a1", name="report", parts=[Part(text=text)])
+        return StreamResponse(
+            artifact_update=TaskArtifactUpdateEvent(
+                task_id="t", context_id="c", artifact=art, append=append, last_chunk=last
+            )
+        )
+
+    told = [progress_of(chunk(f"part {i}", append=i > 0, last=i == 99)) for i in range(100)]
+    kept = [(text, data["append"], data["lastChunk"]) for text, data in filter(None, told)]
+    assert kept == [("part 0", False, False), ("part 99", True, True)]
+    status = StreamResponse(
+        status_update=TaskStatusUpdateEvent(
+            task_id="t",
+            context_id="c",
+            status=TaskStatus(
+                state=TaskState.TASK_STATE_WORKING,
+                message=Message(message_id="m", role=Role.ROLE_AGENT, parts=[Part(text="x" * 5000)]),
+            ),
+        )
+    )
+    text, data = progress_of(status)
+    assert data == {"kind": "status", "state": "working"} and text.startswith("x" * 1024) and len(text) < 1100
