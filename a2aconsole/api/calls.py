@@ -15,7 +15,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from a2aconsole.core.tool import TOOL_SCHEMA
+from a2aconsole.core.tool_schema import TOOL_SCHEMA
 
 MAX_HOPS = 1000
 MAX_FILES = 50

@@ -17,7 +17,7 @@ TOOL_PATH = "/api/v1/targets/{targetId}/tool"
 
 def tool_definition() -> dict[str, Any]:
     """The core tool's definition: `name`, `description` and `parameters` (the JSON schema of its arguments)."""
-    from a2aconsole.core.tool import TOOL_SCHEMA
+    from a2aconsole.core.tool_schema import TOOL_SCHEMA
 
     return TOOL_SCHEMA
 

@@ -1,4 +1,4 @@
-"""Attachments of a `send`: workspace files read as file parts, safely.
+"""Attachments of a `send`: workspace files read safely (as plain values; `client.py` makes them file parts).
 
 Paths are confined to the workspace after resolving symlinks; only regular files are read (a FIFO, device
 or folder is refused before anything opens it, so it can never hang the call); all files together are
@@ -13,14 +13,22 @@ import mimetypes
 import os
 import stat
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-
-from a2a.types import Part
 
 from .errors import ToolError
 from .workspace import Workspace
 
 STATE_FOLDER = ".volcanic"
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """One file to send: its bytes, media type and name (no folders)."""
+
+    filename: str
+    media_type: str
+    data: bytes = field(repr=False)
 
 
 def _under(path: PurePath, root: PurePath) -> bool:
@@ -39,15 +47,17 @@ def is_console_state(root: Path, raw: str, real: Path, private: Sequence[Path]) 
     return any(_under(real, Path(os.path.realpath(p))) or _under(real, p) for p in private)
 
 
-def read_attachments(workspace: Workspace, paths: list[str], cap: int, private: Sequence[Path] = ()) -> list[Part]:
-    """File parts from workspace paths: confined to the workspace, never the console's state (`.volcanic/`,
+def read_attachments(
+    workspace: Workspace, paths: list[str], cap: int, private: Sequence[Path] = ()
+) -> list[Attachment]:
+    """The files at workspace paths: confined to the workspace, never the console's state (`.volcanic/`,
     `private`), regular files only, capped together.
 
     The type of each path is checked with stat before anything opens it, and the open is non-blocking and
     re-checked on the descriptor, so a FIFO or device can never hang the call.
     """
     root = workspace.root
-    parts: list[Part] = []
+    parts: list[Attachment] = []
     total = 0
     for raw in paths:
         try:
@@ -76,7 +86,7 @@ def read_attachments(workspace: Workspace, paths: list[str], cap: int, private: 
         data = _read_regular(real, raw, cap - total)
         total += len(data)
         media_type = mimetypes.guess_type(real.name)[0] or "application/octet-stream"
-        parts.append(Part(raw=data, media_type=media_type, filename=real.name))
+        parts.append(Attachment(real.name, media_type, data))
     return parts
 
 

@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import re
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,8 @@ from a2a.types import (
     GetExtendedAgentCardRequest,
     GetTaskRequest,
     Message,
+    Part,
+    Role,
     SendMessageConfiguration,
     SendMessageRequest,
     StreamResponse,
@@ -53,6 +56,7 @@ from a2a.utils.errors import (
 from . import metrics
 from .agents import AgentEntry, mask_url
 from .answer_budget import AnswerEncoded, AnswerTooLarge, bound_answers, megabytes
+from .attachments import Attachment
 from .config import ClientSettings
 from .errors import A2AConsoleError
 
@@ -60,6 +64,20 @@ KEY_ORIGIN_HEADER = "x-a2aconsole-key-origin"
 _SECRET_HEADERS = ("x-api-key", "authorization")
 BINDINGS = ["JSONRPC", "HTTP+JSON"]
 MAX_CARD_BYTES = 1024 * 1024  # real cards are a few KB; a bigger one is a mistake or an attack
+
+
+def outgoing_message(
+    text: str, files: list[Attachment], context_id: str, task_id: str, metadata: dict[str, Any]
+) -> Message:
+    """The user message a send carries: a text part, one file part per attachment, the metadata."""
+    parts = ([Part(text=text)] if text else []) + [
+        Part(raw=f.data, media_type=f.media_type, filename=f.filename) for f in files
+    ]
+    message = Message(
+        message_id=uuid.uuid4().hex, role=Role.ROLE_USER, context_id=context_id, task_id=task_id, parts=parts
+    )
+    message.metadata.update(metadata)
+    return message
 
 
 class RemoteError(A2AConsoleError):

@@ -1,8 +1,9 @@
-"""Connections shared by the watches of one process, one per (workspace, agent entry).
+"""Connections shared by the tool and the watches of one process, one per (workspace, agent entry).
 
 Ten thousand watches on one agent need one card and one SDK client, not ten thousand. A connection is
-reused while the entry's url and key stay the same and replaced when they change or a call through it
-failed; a second request for a connection being made joins the one in flight.
+reused while the entry's url and key stay the same and its card is younger than CARD_TTL (an agent that
+changed its card is seen within a minute), and replaced when the entry changes, the card is old, or a call
+through it failed; a second request for a connection being made joins the one in flight.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from pathlib import Path
 
 from .agents import AgentEntry
 from .client import Connection, Remote
+from .clock import Clock, SystemClock
 from .workspace import AgentsFile, Workspace
 
 _Key = tuple[Path, str]
+CARD_TTL = 60.0
 
 
 def _same(a: AgentEntry, b: AgentEntry) -> bool:
@@ -25,9 +28,12 @@ def _same(a: AgentEntry, b: AgentEntry) -> bool:
 class ConnectionPool:
     """Connections by (workspace root, agent name), plus a stat-checked view of each `agents.json`."""
 
-    def __init__(self, remote: Remote) -> None:
+    def __init__(self, remote: Remote, clock: Clock | None = None, card_ttl: float = CARD_TTL) -> None:
         self.remote = remote
+        self.clock: Clock = clock or SystemClock()
+        self.card_ttl = card_ttl
         self._conns: dict[_Key, Connection] = {}
+        self._made: dict[_Key, float] = {}  # when each connection's card was fetched (monotonic)
         self._inflight: dict[_Key, tuple[AgentEntry, asyncio.Future[Connection]]] = {}
         self._agents: dict[Path, tuple[tuple[int, int, int], AgentsFile]] = {}
 
@@ -52,7 +58,7 @@ class ConnectionPool:
         """A connection for this entry (its card fetched once); raises RemoteError when the agent can't be reached."""
         key = (ws.root, entry.name)
         conn = self._conns.get(key)
-        if conn is not None and _same(conn.entry, entry):
+        if conn is not None and _same(conn.entry, entry) and self._fresh(key):
             return conn
         pending = self._inflight.get(key)
         if pending is None or not _same(pending[0], entry):
@@ -61,12 +67,16 @@ class ConnectionPool:
             fut.add_done_callback(lambda f, key=key, entry=entry: self._settle(key, entry, f))
         return await asyncio.shield(pending[1])
 
+    def _fresh(self, key: _Key) -> bool:
+        return self.clock.monotonic() - self._made.get(key, float("-inf")) < self.card_ttl
+
     def _settle(self, key: _Key, entry: AgentEntry, fut: asyncio.Future[Connection]) -> None:
         current = self._inflight.get(key)
         if current is not None and current[1] is fut:
             del self._inflight[key]
         if not fut.cancelled() and fut.exception() is None and (current is None or current[1] is fut):
             self._conns[key] = fut.result()
+            self._made[key] = self.clock.monotonic()
 
     def cached(self, ws: Workspace, name: str) -> Connection | None:
         """The last connection made for the agent `name`, if any (it may have left `agents.json` since)."""
@@ -77,6 +87,10 @@ class ConnectionPool:
         key = (ws.root, conn.entry.name if conn is not None else "")
         if conn is not None and self._conns.get(key) is conn:
             del self._conns[key]
+
+    def forget(self, ws: Workspace, name: str) -> None:
+        """Forget the agent's connection whatever it is (the tool, after a failed call)."""
+        self._conns.pop((ws.root, name), None)
 
     def __len__(self) -> int:
         return len(self._conns)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Protocol
 
 from .pending import WatchRecord
@@ -17,14 +16,12 @@ class ResultDelivery(Protocol):
     """
 
     async def deliver(self, target: str, text: str, record: WatchRecord | None = None) -> bool:
-        """`record` is the finished watch (watchId, agent, taskId, contextId; `extra["state"]`), if any."""
+        """`record` is the finished watch (watchId, agent, taskId, contextId, state), if any."""
         ...
 
     def workspace_for(self, target: str) -> Workspace | None:
         """The target's workspace, or None for an unknown target."""
         ...
-
-    def known_targets(self) -> Iterable[str]: ...
 
 
 class StaticDelivery:
@@ -43,6 +40,3 @@ class StaticDelivery:
 
     def workspace_for(self, target: str) -> Workspace | None:
         return self.workspaces.get(target)
-
-    def known_targets(self) -> Iterable[str]:
-        return list(self.workspaces)

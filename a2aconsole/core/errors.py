@@ -17,7 +17,6 @@ class FileFormatError(A2AConsoleError):
     def __init__(self, path: str, message: str) -> None:
         super().__init__(message if message.startswith(path) else f"{path}: {message}")
         self.path = path
-        self.detail = message
 
 
 class ConflictError(A2AConsoleError):

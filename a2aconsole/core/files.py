@@ -38,8 +38,9 @@ def read_bytes(path: Path) -> bytes | None:
         return None
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` atomically and durably."""
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace `path` with `data` atomically and durably. `durable=False` skips the fsyncs: the write is still
+    atomic and survives the writer's death (the page cache has it), not the machine's."""
     folder = path.parent
     folder.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
@@ -50,16 +51,18 @@ def atomic_write(path: Path, data: bytes) -> None:
                 os.fchmod(f.fileno(), stat.S_IMODE(os.stat(path).st_mode))
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    fsync_dir(folder)
+    if durable:
+        fsync_dir(folder)
 
 
-def write_locked(path: Path, data: bytes) -> None:
+def write_locked(path: Path, data: bytes, *, durable: bool = True) -> None:
     """`atomic_write` by the holder of the file's lock. Temp files of `path` that a killed writer left are
     swept first: holding the lock means no live writer owns one."""
     for stale in path.parent.glob(f".{path.name}.*.tmp"):
@@ -68,7 +71,7 @@ def write_locked(path: Path, data: bytes) -> None:
     key = path.absolute()
     if path.exists() and not written_here(path):
         _unseen.add(key)  # another process wrote it since our last write: its change is in what we write now
-    atomic_write(path, data)
+    atomic_write(path, data, durable=durable)
     with contextlib.suppress(OSError):
         _written[key] = _signature(os.stat(path))
 
@@ -129,6 +132,20 @@ class FileLock:
             raise
         return fd
 
+    def _os_try_acquire(self) -> int | None:
+        """The OS lock if it is free now (no wait), else None."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
     @staticmethod
     def _os_release(fd: int) -> None:
         try:
@@ -154,7 +171,11 @@ class FileLock:
         if alock is None:
             alock = self._async_locks[loop] = asyncio.Lock()
         async with alock:
-            fd = await _acquire_in_thread(self._os_acquire)
+            # a free lock is taken at once; a held one is waited for in a thread (a thread hop costs a send
+            # about a millisecond: the lock is mostly free)
+            fd = self._os_try_acquire()
+            if fd is None:
+                fd = await _acquire_in_thread(self._os_acquire)
             try:
                 yield
             finally:

@@ -19,6 +19,7 @@ _KNOWN = (
     "undelivered",
     "endEvents",
 )
+_TYPED_TEXT = ("state", "message")  # typed when they are strings; any other value stays in `extra` as it was
 SOURCES = ("push", "subscribe", "poll")
 
 
@@ -26,8 +27,10 @@ SOURCES = ("push", "subscribe", "poll")
 class WatchRecord:
     """One watch. `undelivered` holds a finished result's text until its delivery is confirmed; `end_events` the
     watch's closing events (kind, at, state, text, data: a bounded preview), written with it, so a process
-    that dies before storing them in the history emits them at the next start. Set once, never changed in
-    place (the batched writer compares records by their JSON)."""
+    that dies before storing them in the history emits them at the next start (set once, never changed in
+    place: the batched writer compares records by their JSON). `state` is the task's last known state (or
+    "sending" while a send still waits for it: `sending.py`); `message` the text that was sent. Keys the
+    console does not know stay in `extra` and are written back as they were."""
 
     watch_id: str
     target: str
@@ -40,6 +43,8 @@ class WatchRecord:
     undelivered: str | None = field(default=None, repr=False)
     end_events: list[dict[str, Any]] | None = field(default=None, repr=False)
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
+    state: str = ""
+    message: str = field(default="", repr=False)
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -57,11 +62,17 @@ class WatchRecord:
             d["undelivered"] = self.undelivered
         if self.end_events is not None:
             d["endEvents"] = self.end_events
-        d.update({k: v for k, v in self.extra.items() if k not in _KNOWN})
+        if self.state:
+            d["state"] = self.state
+        if self.message:
+            d["message"] = self.message
+        d.update({k: v for k, v in self.extra.items() if k not in _KNOWN and not (k in _TYPED_TEXT and k in d)})
         return d
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> WatchRecord:
+        extra = {k: v for k, v in d.items() if k not in _KNOWN}
+        typed = {k: extra.pop(k) for k in _TYPED_TEXT if isinstance(extra.get(k), str)}
         return cls(
             watch_id=d["watchId"],
             target=str(d["target"]),
@@ -73,7 +84,9 @@ class WatchRecord:
             source=d.get("source") or "poll",
             undelivered=d.get("undelivered"),
             end_events=_end_events(d.get("endEvents")),
-            extra={k: v for k, v in d.items() if k not in _KNOWN},
+            extra=extra,
+            state=typed.get("state", ""),
+            message=typed.get("message", ""),
         )
 
 

@@ -79,6 +79,11 @@ def message_text(message: Message | None) -> str:
     return "\n".join(p.text for p in message.parts if p.WhichOneof("content") == "text").strip()
 
 
+def is_message(reply: Task | Message) -> bool:
+    """A send's reply that is a message alone (no task: nothing to follow)."""
+    return isinstance(reply, Message)
+
+
 def has_files(item: Task | Message) -> bool:
     """Whether building the outcome saves files (raw parts, or more text than is inlined): only then is it
     worth a thread. Other outcomes are quick Python work, and Python work in a thread only competes with the

@@ -13,130 +13,52 @@ has its push config removed from the agent.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import secrets
-import uuid
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-from a2a.types import Message, Part, Role, Task, TaskArtifactUpdateEvent, TaskStatus
+from typing import TYPE_CHECKING, Any
 
 from .agents import AgentEntry
 from .attachments import read_attachments
-from .client import Connection, Remote, RemoteError
+from .client import Connection, Remote, RemoteError, outgoing_message
 from .clock import Clock, SystemClock
 from .config import ClientSettings
+from .connections import ConnectionPool
 from .errors import A2AConsoleError, FileFormatError, ToolError
-from .events import ERROR, MESSAGE, QUESTION, RESULT, SENT, STATE, Event, EventSink
+from .events import MESSAGE, QUESTION, RESULT, SENT, STATE, EventSink
+from .following import Follower, SendHost, done, stale_marker, stale_status
 from .pending import WatchRecord
 from .push import remove_push_config
 from .results import (
-    WORKING_NOTE,
     has_files,
     is_interrupted,
+    is_message,
     is_settled,
     is_terminal,
     message_outcome,
-    message_text,
     outcome_event,
     state_name,
     task_outcome,
 )
 from .scrubber import Scrubbers
-from .watch_control import PendingFileWatches, WatchControl, same_watch
+from .sending import drop_runner, hand_over, new_record, unrecord, unwatchable_answer, working_answer, write_sending
+from .tool_args import agent_entry, send_args, task_id_of
+from .tool_events import ToolEvents
+from .tool_schema import ACTIONS
+from .watch_control import PendingFileWatches, WatchControl
 from .workspace import Workspace
+
+if TYPE_CHECKING:  # SDK objects pass through the tool; `results` and `following` read them
+    from a2a.types import Task, TaskStatus
 
 log = logging.getLogger(__name__)
 
-ACTIONS = ("agents", "send", "status", "cancel")
 CLIENT_OFF = "the A2A client is off (A2AClient__Enabled=false): nothing was sent; ask the owner to turn it on"
 HOPS_KEY = "volcanic.hops"
-_POLL_FIRST = 0.5
-_POLL_MAX = 2.0
-CARD_TTL = 60.0
-
-TOOL_SCHEMA: dict[str, Any] = {
-    "name": "a2a",
-    "description": (
-        "Use remote agents over the A2A protocol. action=agents lists them with their skills; action=send hands "
-        "one a message (and workspace files) and returns its answer, its question (answer with send and the "
-        "taskId), or, for long work, a note that the result will arrive in this conversation by itself; "
-        "action=status checks a task; action=cancel cancels one."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "action": {"type": "string", "enum": list(ACTIONS), "description": "what to do"},
-            "agent": {"type": "string", "description": "the agent's name from action=agents (send, status, cancel)"},
-            "message": {"type": "string", "description": "the text to send (send)"},
-            "contextId": {"type": "string", "description": "continue this conversation with the agent (send)"},
-            "taskId": {
-                "type": "string",
-                "description": "the task to answer (send after a question), check (status) or cancel (cancel)",
-            },
-            "files": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "workspace-relative paths of files to attach (send)",
-            },
-        },
-        "required": ["action"],
-        "additionalProperties": False,
-    },
-}
 
 
 def _err(message: str, **extra: Any) -> dict[str, Any]:
     return {"error": message, **extra}
-
-
-def _apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> None:
-    """Fold a streamed artifact update into a task: a new artifact, a replacement, or appended parts."""
-    art = event.artifact
-    existing = next((a for a in task.artifacts if a.artifact_id == art.artifact_id), None)
-    if existing is None:
-        task.artifacts.append(art)
-    elif event.append:
-        existing.parts.extend(art.parts)
-    else:
-        existing.CopyFrom(art)
-
-
-def stale_status(reply: Task, sent: Message, sent_at: datetime) -> TaskStatus | None:
-    """The reply's status when it is the interrupted status from before a send on an existing task, else None.
-
-    Some SDKs (@a2a-js/sdk 1.3) answer a follow-up with the task as it was before the answer arrived: still
-    input-required (or auth-required) with the old question. That is not the outcome. It is recognised by its
-    status message coming before the sent message in the task's history, or, without that evidence, by a
-    status timestamp not after the send.
-    """
-    if not sent.task_id or not is_interrupted(state_name(reply.status.state)):
-        return None
-    ids = [m.message_id for m in reply.history]
-    asked = reply.status.message.message_id if reply.status.HasField("message") else ""
-    if asked and asked in ids and sent.message_id in ids:
-        return reply.status if ids.index(asked) < ids.index(sent.message_id) else None
-    if reply.status.HasField("timestamp") and reply.status.timestamp.ToDatetime(tzinfo=UTC) <= sent_at:
-        return reply.status
-    return None
-
-
-def stale_marker(stale: TaskStatus) -> dict[str, str]:
-    """The stale status as a watch record keeps it (`staleStatus`), so the watch does not take it as the outcome."""
-    marker = {"state": state_name(stale.state)}
-    if stale.HasField("message"):
-        marker["messageId"] = stale.message.message_id
-    if stale.HasField("timestamp"):
-        marker["timestamp"] = stale.timestamp.ToJsonString()
-    return marker
-
-
-def _done(task: Task, stale: TaskStatus | None) -> bool:
-    """Settled, and not the stale status a follow-up's reply still showed (the task has to move on first)."""
-    return is_settled(state_name(task.status.state)) and (stale is None or task.status != stale)
 
 
 class A2ATool:
@@ -152,6 +74,7 @@ class A2ATool:
         events: EventSink | None = None,
         clock: Clock | None = None,
         private_paths: Sequence[str | Path] = (),
+        pool: ConnectionPool | None = None,
     ) -> None:
         """`private_paths`: the console's own files and folders besides each workspace's `.volcanic/` (the data
         folder, the database): never attachable."""
@@ -165,24 +88,10 @@ class A2ATool:
         self.clock: Clock = clock or SystemClock()
         self.private_paths = [Path(p) for p in private_paths]
         self.scrubbers = Scrubbers()
-        self._connections: dict[tuple[str, str, str | None], tuple[Connection, float]] = {}
-
-    async def _connect(self, entry: AgentEntry) -> Connection:
-        """A connection for the entry as it is now; cards are reused for CARD_TTL seconds, and a changed
-        entry (url, key) or a failed call makes a fresh one."""
-        cache_key = (entry.name, entry.url, entry.key)
-        now = self.clock.monotonic()
-        hit = self._connections.get(cache_key)
-        if hit is not None and now - hit[1] < CARD_TTL:
-            return hit[0]
-        conn = await self.remote.connect(entry)
-        for k in [k for k in self._connections if k[0] == entry.name]:
-            del self._connections[k]
-        self._connections[cache_key] = (conn, now)
-        return conn
-
-    def _forget(self, entry: AgentEntry) -> None:
-        self._connections.pop((entry.name, entry.url, entry.key), None)
+        self._events = ToolEvents(events, self.clock, self.scrubbers)
+        self._emit = self._events.emit
+        # one pool (with the card TTL) for the tool and the watch registry of the process
+        self.pool = pool if pool is not None else ConnectionPool(remote, self.clock)
 
     # entry point
 
@@ -219,7 +128,7 @@ class A2ATool:
                 return await self._status(workspace, args, target)
             return await self._cancel(workspace, args, target)
         except (ToolError, RemoteError) as e:
-            await self._emit_error(target, agent, args, str(e))
+            await self._events.error(self.workspace_for, target, agent, args, str(e))
             return _err(str(e))
         except FileFormatError as e:
             return _err(f"{e}; fix the file (nothing was changed)")
@@ -281,64 +190,20 @@ class A2ATool:
 
     # send
 
-    def _entry(self, workspace: Workspace, args: dict[str, Any]) -> AgentEntry:
-        name = args.get("agent")
-        if not isinstance(name, str) or not name:
-            raise ToolError("agent is required: pass the agent's name from action=agents")
-        af = workspace.read_agents()
-        if af.parse_error:
-            raise ToolError(f"{af.parse_error}; no agents can be used until the file is fixed")
-        entry = af.get(name)
-        if entry is None:
-            bad = [p for p in af.problems if f'("{name}")' in p]
-            if bad:
-                raise ToolError(f'agent "{name}" has an invalid entry: {"; ".join(bad)}')
-            known = ", ".join(e.name for e in af.entries) or "none"
-            where = workspace.relative(af.path)
-            raise ToolError(f'unknown agent "{name}" (known: {known}); use action=agents, or add it to {where}')
-        return entry
-
-    @staticmethod
-    def _opt_str(args: dict[str, Any], key: str) -> str:
-        v = args.get(key)
-        if v is None or v == "":
-            return ""
-        if not isinstance(v, str):
-            raise ToolError(f"{key} must be a string")
-        return v
-
     async def _send(self, workspace: Workspace, args: dict[str, Any], target: str) -> dict[str, Any]:
         started = self.clock.monotonic()
-        entry = self._entry(workspace, args)
-        text = args.get("message")
-        if text is not None and not isinstance(text, str):
-            raise ToolError("message must be a string")
-        files = args.get("files") or []
-        if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
-            raise ToolError("files must be a list of workspace paths")
-        if not text and not files:
-            raise ToolError("send needs a message or files")
-        context_id = self._opt_str(args, "contextId")
-        task_id = self._opt_str(args, "taskId")
+        entry = agent_entry(workspace, args)
+        text, files, context_id, task_id = send_args(args)
         cap = self.settings.max_file_bytes
-        file_parts = (
-            await asyncio.to_thread(read_attachments, workspace, files, cap, self.private_paths) if files else []
-        )
-        message = Message(
-            message_id=uuid.uuid4().hex,
-            role=Role.ROLE_USER,
-            context_id=context_id,
-            task_id=task_id,
-            parts=([Part(text=text)] if text else []) + file_parts,
-        )
-        message.metadata.update({HOPS_KEY: self._hops(target) + 1})
-        conn = await self._connect(entry)
+        attached = await asyncio.to_thread(read_attachments, workspace, files, cap, self.private_paths) if files else []
+        message = outgoing_message(text, attached, context_id, task_id, {HOPS_KEY: self._hops(target) + 1})
+        conn = await self.pool.get(workspace, entry)
         sent_at = self.clock.now()
         try:
             reply = await conn.send(message)
         except RemoteError as e:
             if e.kind in ("network", "protocol", "card"):
-                self._forget(entry)
+                self.pool.forget(workspace, entry.name)
             if context_id and e.kind in ("rpc", "protocol", "unsupported"):
                 busy = await self._watched_in_context(workspace, target, entry.name, context_id)
                 if busy is not None:
@@ -348,7 +213,7 @@ class A2ATool:
                         "contextId to start a new conversation"
                     ) from None
             raise
-        if isinstance(reply, Message):
+        if is_message(reply):
             if has_files(reply):
                 out = await asyncio.to_thread(
                     message_outcome, reply, entry.name, workspace, self.settings.max_file_bytes
@@ -361,11 +226,49 @@ class A2ATool:
             return out
         await self._emit(SENT, workspace, target, entry.name, reply.id, reply.context_id, text=text or "")
         stale = stale_status(reply, message, sent_at)
-        task = await self._wait(conn, reply, started, workspace, target, stale)
-        if _done(task, stale):
-            return await self._finish(task, entry.name, workspace, target)
-        extra = {"staleStatus": stale_marker(stale)} if stale is not None and task.status == stale else {}
-        return await self._start_watch(conn, task, workspace, target, text or "", extra)
+        if done(reply, stale):  # answered at once: nothing to record
+            return await self._finish(reply, entry.name, workspace, target)
+        # The task exists from here on: its record goes to pending.json before the wait (issue 11), marked as
+        # sending, so a process dying during the wait leaves a watch a worker adopts. The follower starts
+        # first: the record is written while its first GetTask is on the wire.
+        record = self._new_record(conn, reply, target, text, stale)
+        follower = self._follower(record, workspace)
+        runner = asyncio.ensure_future(follower.follow(conn))
+        recording = asyncio.ensure_future(
+            write_sending(workspace, record, self.clock.now(), self.settings.wait_seconds)
+        )
+        try:
+            await self._wait(runner, started)
+        except BaseException:  # cancelled: the caller gave up, the chat gets the result
+            written, _ = await asyncio.shield(recording)
+            await asyncio.shield(
+                hand_over(self.watches, workspace, state_name(reply.status.state), written, follower, runner)
+            )
+            raise
+        written, unwritable = await recording
+        if runner.done():
+            try:
+                task = runner.result()
+            except Exception as e:
+                if isinstance(e, RemoteError) and e.kind == "too_big":  # a watch would read it again and again
+                    if written is not None:
+                        await unrecord(workspace, written)
+                    raise
+                # the task runs on remotely: hand it to a watch, which retries, rather than lose it; its kind,
+                # not its text (an agent's error may echo its key)
+                log.warning("following task %s failed (%s); a watch takes over", reply.id, getattr(e, "kind", ""))
+            else:
+                if written is None or await unrecord(workspace, written):
+                    return await self._finish(task, entry.name, workspace, target)
+                # a worker adopted the record (the wait outlived its sender mark): it delivers to the chat
+                return working_answer(entry.name, task.id, task.context_id)
+        task = follower.latest or reply
+        if unwritable is not None:
+            drop_runner(runner)
+            return unwatchable_answer(unwritable, entry.name, task.id, task.context_id)
+        if stale is None or task.status != stale:
+            record.extra.pop("staleStatus", None)
+        return await hand_over(self.watches, workspace, state_name(task.status.state), written, follower, runner)
 
     def _hops(self, target: str) -> int:
         try:
@@ -382,121 +285,23 @@ class A2ATool:
             (r for r in pf.records if r.target == target and r.agent == agent and r.context_id == context_id), None
         )
 
-    async def _wait(
-        self, conn: Connection, task: Task, started: float, workspace: Workspace, target: str, stale: TaskStatus | None
-    ) -> Task:
-        """The task once it settles (past a `stale` status), or its latest snapshot when `WaitSeconds` (from
-        the send) run out."""
-        if _done(task, stale):
-            return task
+    async def _wait(self, runner: asyncio.Future[Task], started: float) -> None:
+        """Until the follower is done or `WaitSeconds` (from the send) run out."""
         remaining = self.settings.wait_seconds - (self.clock.monotonic() - started)
-        if remaining <= 0:
-            return task
-        latest = [task]
-        follower = asyncio.ensure_future(self._follow(conn, task, latest, workspace, target, stale))
+        if remaining <= 0 or runner.done():
+            return
         timer = asyncio.ensure_future(self.clock.sleep(remaining))
         try:
-            await asyncio.wait({follower, timer}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({runner, timer}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for t in (follower, timer):
-                if not t.done():
-                    t.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await timer
-        if follower.done() and not follower.cancelled():
-            exc = follower.exception()
-            if exc is None:
-                return follower.result()
-            if isinstance(exc, RemoteError) and exc.kind == "too_big":
-                raise exc  # a watch would only read the same oversized answer again and again
-            # the task runs on remotely: hand it to a watch, which retries, rather than lose it
-            kind = getattr(exc, "kind", type(exc).__name__)  # not its text: an agent's error may echo its key
-            log.warning("following task %s failed (%s); a watch takes over", task.id, kind)
-            return latest[0]
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await follower
-        return latest[0]
+            timer.cancel()
 
-    async def _follow(
-        self,
-        conn: Connection,
-        task: Task,
-        latest: list[Task],
-        workspace: Workspace,
-        target: str,
-        stale: TaskStatus | None,
-    ) -> Task:
-        """Follow a task until it settles: GetTask at once; then the stream (streaming cards), and GetTask
-        polling when there is no stream or it ended or failed before the task settled."""
-        seen = [state_name(task.status.state)]
-        current = await self._check(conn, task, latest, workspace, target, seen)
-        if _done(current, stale):
-            return current
-        if conn.streaming:
-            streamed = await self._stream(conn, task, latest, workspace, target, seen, stale)
-            if streamed is not None:
-                return streamed
-            current = await self._check(conn, task, latest, workspace, target, seen)
-            if _done(current, stale):
-                return current
-        delay = _POLL_FIRST
-        while True:
-            await self.clock.sleep(delay)
-            delay = min(_POLL_MAX, delay * 2)
-            current = await self._check(conn, task, latest, workspace, target, seen)
-            if _done(current, stale):
-                return current
+    def _follower(self, record: WatchRecord, workspace: Workspace) -> Follower:
+        async def emit(kind: str, f: Follower, **kw: Any) -> None:
+            rec = f.record
+            await self._emit(kind, workspace, rec.target, rec.agent, rec.task_id, rec.context_id, **kw)
 
-    async def _check(
-        self, conn: Connection, task: Task, latest: list[Task], workspace: Workspace, target: str, seen: list[str]
-    ) -> Task:
-        """One GetTask; a state change is an event."""
-        current = await conn.get_task(task.id)
-        latest[0] = current
-        await self._saw(current, conn.entry.name, workspace, target, seen)
-        return current
-
-    async def _saw(self, current: Task, agent: str, workspace: Workspace, target: str, seen: list[str]) -> None:
-        st = state_name(current.status.state)
-        if st != seen[0]:
-            seen[0] = st
-            await self._emit(STATE, workspace, target, agent, current.id, current.context_id, state=st)
-
-    async def _stream(
-        self,
-        conn: Connection,
-        task: Task,
-        latest: list[Task],
-        workspace: Workspace,
-        target: str,
-        seen: list[str],
-        stale: TaskStatus | None,
-    ) -> Task | None:
-        """SubscribeToTask until the task settles, rebuilding it from the events (no GetTask needed after).
-        None when the stream ends early or fails, or the task finished meanwhile: the caller checks."""
-        try:
-            async with contextlib.aclosing(conn.subscribe(task.id)) as stream:
-                async for ev in stream:
-                    kind = ev.WhichOneof("payload")
-                    snapshot = Task()
-                    if kind == "task":
-                        snapshot.CopyFrom(ev.task)
-                    elif kind == "status_update":
-                        snapshot.CopyFrom(latest[0])
-                        snapshot.status.CopyFrom(ev.status_update.status)
-                    elif kind == "artifact_update":
-                        snapshot.CopyFrom(latest[0])
-                        _apply_artifact(snapshot, ev.artifact_update)
-                    else:
-                        continue
-                    latest[0] = snapshot
-                    await self._saw(snapshot, conn.entry.name, workspace, target, seen)
-                    if _done(snapshot, stale):
-                        return snapshot
-        except RemoteError as e:
-            if e.kind not in ("terminal", "network", "timeout", "protocol", "unsupported"):
-                raise
-        return None
+        return Follower(record, workspace, float("inf"), SendHost(self.pool, self.settings, self.clock, emit))
 
     async def _finish(self, task: Task, agent: str, workspace: Workspace, target: str) -> dict[str, Any]:
         if has_files(task):  # saving files blocks: off the loop
@@ -509,67 +314,27 @@ class A2ATool:
         )
         return out
 
-    async def _start_watch(
-        self, conn: Connection, task: Task, workspace: Workspace, target: str, text: str, extra: dict[str, Any]
-    ) -> dict[str, Any]:
-        agent = conn.entry.name
-        state = state_name(task.status.state)
+    def _new_record(
+        self, conn: Connection, task: Task, target: str, text: str, stale: TaskStatus | None
+    ) -> WatchRecord:
         source = "push" if conn.push and self.settings.push_base_url else "subscribe" if conn.streaming else "poll"
-        record = WatchRecord(
-            watch_id=uuid.uuid4().hex,
-            target=target,
-            agent=agent,
-            task_id=task.id,
-            context_id=task.context_id,
-            push_token=secrets.token_urlsafe(32) if source == "push" else None,
-            started_at=self.clock.now().isoformat().replace("+00:00", "Z"),
-            source=source,
-            extra={"state": state, "message": text, **extra},
-        )
-        result: dict[str, Any] = {
-            "state": "working",
-            "agent": agent,
-            "taskId": task.id,
-            "contextId": task.context_id,
-            "note": WORKING_NOTE,
-        }
-        try:
-            async with workspace.pending_tx() as tx:
-                existing = next((r for r in tx.records if same_watch(r, target, agent, task.id)), None)
-                if existing is None:
-                    tx.records.append(record)
-        except FileFormatError as e:
-            return _err(
-                f'{e}. Task {task.id} of "{agent}" runs on but cannot be watched until the file is fixed; '
-                "check it later with action=status",
-                taskId=task.id,
-                contextId=task.context_id,
-                state="working",
-            )
-        if existing is None:
-            try:
-                await self.watches.arm(workspace, record)
-            except Exception:
-                log.exception("arming watch %s failed; the record stays in pending.json", record.watch_id)
-        return result
+        record = new_record(target, conn.entry.name, task.id, task.context_id, source, self.clock.now())
+        record.state, record.message = state_name(task.status.state), text
+        if stale is not None:
+            record.extra["staleStatus"] = stale_marker(stale)
+        return record
 
     # status
 
-    def _task_id(self, args: dict[str, Any], action: str) -> str:
-        task_id = self._opt_str(args, "taskId")
-        if not task_id:
-            raise ToolError(f"taskId is required for {action}")
-        return task_id
-
     async def _status(self, workspace: Workspace, args: dict[str, Any], target: str) -> dict[str, Any]:
-        entry = self._entry(workspace, args)
-        task_id = self._task_id(args, "status")
-        conn = await self._connect(entry)
+        entry = agent_entry(workspace, args)
+        task_id = task_id_of(args, "status")
+        conn = await self.pool.get(workspace, entry)
         try:
             task = await conn.get_task(task_id)
         except RemoteError as e:
             if e.kind in ("network", "protocol"):
-                self._forget(entry)
+                self.pool.forget(workspace, entry.name)
             raise
         out = await self._finish(task, entry.name, workspace, target)
         if is_settled(out["state"]):
@@ -592,15 +357,15 @@ class A2ATool:
     async def _cancel(self, workspace: Workspace, args: dict[str, Any], target: str) -> dict[str, Any]:
         """Stop the watch first (so a `canceled` outcome is never delivered later), then CancelTask; put the
         watch back when the cancel does not go through."""
-        entry = self._entry(workspace, args)
-        task_id = self._task_id(args, "cancel")
+        entry = agent_entry(workspace, args)
+        task_id = task_id_of(args, "cancel")
         warning = None
         try:
             stopped = await self.watches.stop_watching(workspace, target, entry.name, task_id)
         except FileFormatError as e:
             stopped, warning = None, f"{e}; a watch of this task may still deliver a result"
         try:
-            conn = await self._connect(entry)
+            conn = await self.pool.get(workspace, entry)
             try:
                 task = await conn.cancel(task_id)
             except RemoteError as e:
@@ -629,52 +394,3 @@ class A2ATool:
         if warning:
             out["warning"] = warning
         return out
-
-    # events
-
-    async def _emit(
-        self,
-        kind: str,
-        workspace: Workspace,
-        target: str,
-        agent: str,
-        task_id: str,
-        context_id: str,
-        *,
-        state: str = "",
-        text: str = "",
-        data: dict[str, Any] | None = None,
-    ) -> None:
-        if self.events is None:
-            return
-        try:
-            event = Event(
-                kind=kind,
-                workspace=str(workspace.root),
-                agent=agent,
-                task_id=task_id,
-                at=self.clock.now(),
-                context_id=context_id,
-                target=target,
-                state=state,
-                text=text,
-                data=data or {},
-            )
-            await self.events.emit(self.scrubbers.for_workspace(workspace).event(event))
-        except Exception:
-            log.exception("event sink failed for %s", kind)
-
-    async def _emit_error(self, target: str, agent: str, args: dict[str, Any], message: str) -> None:
-        if self.events is None:
-            return
-        try:
-            workspace = self.workspace_for(target)
-        except Exception:
-            return
-        if workspace is None:
-            return
-        task_id = args.get("taskId") if isinstance(args.get("taskId"), str) else ""
-        await self._emit(ERROR, workspace, target, agent, task_id or "", "", data={"message": message})
-
-
-__all__ = ["TOOL_SCHEMA", "A2ATool", "PendingFileWatches", "WatchControl", "message_text"]

@@ -2,7 +2,7 @@
 
 One registry per worker process, on an injected clock. `pending.json` is the truth: the registry's map
 only says which records this process is following now. How a watch follows its task (push, subscribe,
-poll) is in `sources.py`; this module arms, restores, stops, wakes and finishes watches.
+poll) is `following.Follower`, one per watch; this module arms, restores, stops, wakes and finishes watches.
 
 Finishing is claim / announce / deliver / settle: under the workspace lock the watch leaves the map and its
 text is stored as `undelivered` in `pending.json`, with the closing events the history needs (`end_events`:
@@ -21,9 +21,7 @@ from collections import Counter
 from collections.abc import Coroutine, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
-
-from a2a.types import Task
+from typing import TYPE_CHECKING, Any
 
 from .client import Remote
 from .clock import Clock
@@ -43,24 +41,28 @@ from .events import (
     NullSink,
     watch_event_key,
 )
+from .following import MAX_CONCURRENT_CHECKS, Follower, WatchEnd, WatchGone
 from .pending import WatchRecord
 from .pending_batch import BatchTx, PendingBatcher
 from .push import PUSH_REMOVAL_TIMEOUT, push_task_id, remove_push_config, token_matches
 from .results import has_files, is_interrupted, outcome_event, result_text, state_name, task_outcome
 from .scrubber import Scrubbers
-from .sources import MAX_CONCURRENT_CHECKS, Following, WatchEnd, WatchGone, WatchState
+from .sending import clear_sending, is_sending, sender_alive
 from .watch_control import take_watches
 from .workspace import Workspace
+
+if TYPE_CHECKING:  # the SDK's types stay in the modules that read them
+    from a2a.types import Task
 
 log = logging.getLogger(__name__)
 
 DELIVERY_RETRY = (30.0, 60.0, 120.0, 300.0)
 FLUSH_DELAY = 1.0
 
-__all__ = ["DELIVERY_RETRY", "FLUSH_DELAY", "WatchRegistry", "push_task_id", "token_matches"]
+__all__ = ["DELIVERY_RETRY", "FLUSH_DELAY", "WatchRegistry"]
 
 
-class WatchRegistry(Following):
+class WatchRegistry:
     """Follows tasks until they settle and hands their results to the delivery (a watch_control.WatchControl)."""
 
     def __init__(
@@ -70,20 +72,22 @@ class WatchRegistry(Following):
         delivery: ResultDelivery,
         clock: Clock,
         events: EventSink | None = None,
+        pool: ConnectionPool | None = None,
     ) -> None:
+        """`pool`: the process's connections, shared with the tool (one card fetch serves both)."""
         self.remote = remote
         self.settings = settings
         self.delivery = delivery
         self.clock = clock
         self.events: EventSink = events or NullSink()
-        self.pool = ConnectionPool(remote)
+        self.pool = pool if pool is not None else ConnectionPool(remote, clock)
         self._batch = PendingBatcher()
         self.scrubbers = Scrubbers()
         # Thousands of watches fall due together (a restart, a shared backoff step): 16 GetTasks at a time
         # keep the shared client's pool small and warm (httpcore's pool work grows with the square of its
         # connections: 32 in flight cost twice the CPU per poll of 16, for no more throughput).
-        self._checks = asyncio.Semaphore(MAX_CONCURRENT_CHECKS)
-        self._watches: dict[str, WatchState] = {}
+        self.checks = asyncio.Semaphore(MAX_CONCURRENT_CHECKS)
+        self._watches: dict[str, Follower] = {}
         self._by_task: dict[tuple[Any, str, str, str], str] = {}  # (workspace, target, agent, task) -> watch id
         self._workspaces: dict[Any, Workspace] = {}
         self._background: set[asyncio.Task[Any]] = set()
@@ -150,6 +154,25 @@ class WatchRegistry(Following):
         """Follow a record the caller has already written to pending.json."""
         await self._arm(self._intern(workspace), record)
 
+    async def adopt(
+        self, workspace: Workspace, record: WatchRecord, follower: Follower, runner: asyncio.Future[Task]
+    ) -> bool:
+        """Take over a send's follower whose wait ran out (its record, already a plain watch in the file): the
+        same follower goes on as this watch, its task running on. False when this watch cannot be taken (the
+        registry stopped, or the chat already watches the task): the caller arms the record instead."""
+        ws = self._intern(workspace)
+        key = (ws.root, record.target, record.agent, record.task_id)
+        if self._stopped or record.watch_id in self._watches or key in self._by_task:
+            return False
+        follower.take_over(self, ws, self._deadline(record))
+        self._watches[record.watch_id] = follower
+        self._by_task[key] = record.watch_id
+        await self._emit(
+            self._event(WATCH_ARMED, ws, record, data={"source": record.source, "watchId": record.watch_id})
+        )
+        follower.runner = asyncio.ensure_future(self._run(follower, runner))
+        return True
+
     async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
         """Put a stopped watch back (same id, token and start): write it to the file, then follow it."""
         ws = self._intern(workspace)
@@ -203,9 +226,7 @@ class WatchRegistry(Following):
         w = self._watches.get(watch_id)
         if w is None:
             return False
-        w.woken = True
-        if w.waker is not None and not w.waker.done():
-            w.waker.cancel()
+        w.wake()
         return True
 
     # worker wake-ups (scale-out: the files are the truth, messages only wake us)
@@ -318,12 +339,14 @@ class WatchRegistry(Following):
         if record.undelivered is not None:
             self._spawn(self._deliver(ws, record))
             return
+        if is_sending(record) and not await self._adopt(ws, record):
+            return
         key = (ws.root, record.target, record.agent, record.task_id)
         if key in self._by_task:
             # A chat watches a task at most once: the newer record goes.
             await self._batch.apply(ws, lambda tx: tx.remove(record.watch_id))
             return
-        w = WatchState(record, ws, self._deadline(record), restored=restored)
+        w = Follower(record, ws, self._deadline(record), self, restored=restored)
         self._watches[record.watch_id] = w
         self._by_task[key] = record.watch_id
         if announce:
@@ -334,6 +357,25 @@ class WatchRegistry(Following):
             return
         w.runner = asyncio.ensure_future(self._run(w))
 
+    async def _adopt(self, ws: Workspace, record: WatchRecord) -> bool:
+        """A record a send wrote before its wait (`sending.py`): left to that send while it may still wait
+        (False; a later rescan looks again), else adopted: written as a plain watch, then followed."""
+        if sender_alive(record, self.clock.now()):
+            return False
+        rid = record.watch_id
+
+        def adopt(tx: BatchTx) -> bool:
+            rec = tx.find(rid)
+            if rec is None or not is_sending(rec):
+                return False
+            clear_sending(rec, None)
+            return True
+
+        if not await self._batch.apply(ws, adopt):
+            return False
+        clear_sending(record, None)
+        return True
+
     def _deadline(self, record: WatchRecord) -> float:
         left = self.settings.watch_timeout
         with contextlib.suppress(ValueError, TypeError):
@@ -343,10 +385,11 @@ class WatchRegistry(Following):
 
     # the loop of one watch
 
-    async def _run(self, w: WatchState) -> None:
+    async def _run(self, w: Follower, running: asyncio.Future[Task] | None = None) -> None:
+        """Follow, then finish; `running`: the follower's run begun by a send (taken over by `adopt`)."""
         try:
             try:
-                task = await self._follow(w)
+                task = await (running if running is not None else w.follow())
             except WatchEnd as end:
                 await self._finish(w, end.text, end.reason, state="")
             else:
@@ -360,11 +403,11 @@ class WatchRegistry(Following):
             log.exception("watch %s of task %s stopped unexpectedly", w.record.watch_id, w.record.task_id)
             self._forget(w)
 
-    def _forget(self, w: WatchState) -> None:
+    def _forget(self, w: Follower) -> None:
         if self._watches.get(w.record.watch_id) is w:
             self._drop(w.record.watch_id)
 
-    def _drop(self, watch_id: str) -> WatchState | None:
+    def _drop(self, watch_id: str) -> Follower | None:
         """Take a watch out of the map (and its task index); the caller cancels or finishes it."""
         w = self._watches.pop(watch_id, None)
         if w is not None:
@@ -376,7 +419,7 @@ class WatchRegistry(Following):
 
     # finishing: claim / deliver / settle
 
-    async def _finish_task(self, w: WatchState, task: Task) -> None:
+    async def _finish_task(self, w: Follower, task: Task) -> None:
         r = w.record
         state = state_name(task.status.state)
         if has_files(task):  # saving files blocks: off the loop
@@ -389,7 +432,7 @@ class WatchRegistry(Following):
         await self._finish(w, result_text(outcome), reason, state=state, outcome=outcome)
 
     async def _finish(
-        self, w: WatchState, text: str | None, reason: str, *, state: str, outcome: dict[str, Any] | None = None
+        self, w: Follower, text: str | None, reason: str, *, state: str, outcome: dict[str, Any] | None = None
     ) -> None:
         ws, rid = w.ws, w.record.watch_id
         ending = self._end_events(rid, reason, state, outcome)
@@ -407,7 +450,7 @@ class WatchRegistry(Following):
                 rec.undelivered = text
                 rec.end_events = ending
                 if state:
-                    rec.extra["state"] = state
+                    rec.state = state
             return rec
 
         rec = await self._batch.apply(ws, claim)
@@ -527,6 +570,25 @@ class WatchRegistry(Following):
             return
         if conn is not None:
             await remove_push_config(conn, rec)
+
+    # FollowHost: what each watch's follower asks of the registry
+
+    async def save_source(self, follower: Follower, source: str) -> bool:
+        """Record first: the follower's new source (and token) in the file, unless its record is gone."""
+        rid, token = follower.record.watch_id, follower.record.push_token
+
+        def change(tx: BatchTx) -> bool:
+            rec = tx.find(rid)
+            if rec is None or self._watches.get(rid) is not follower:
+                return False
+            rec.source = source
+            rec.push_token = token
+            return True
+
+        return await self._batch.apply(follower.ws, change)  # many restored watches may change at once: batched
+
+    async def follow_event(self, follower: Follower, kind: str, **kw: Any) -> None:
+        await self._emit(self._event(kind, follower.ws, follower.record, **kw))
 
     # events
 

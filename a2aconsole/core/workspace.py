@@ -174,17 +174,18 @@ class Workspace:
             raise FileFormatError(str(self.pending_path), pf.parse_error)
         return PendingTx(pf.records)
 
-    def _commit(self, tx: PendingTx) -> None:
+    def _commit(self, tx: PendingTx, durable: bool = True) -> None:
         if tx.changed:
-            write_locked(self.pending_path, dump_pending(tx.records))
+            write_locked(self.pending_path, dump_pending(tx.records), durable=durable)
 
     @contextlib.asynccontextmanager
-    async def pending_tx(self) -> AsyncIterator[PendingTx]:
-        """Read-modify-write `pending.json` under the lock. A malformed file raises and is left alone."""
+    async def pending_tx(self, *, durable: bool = True) -> AsyncIterator[PendingTx]:
+        """Read-modify-write `pending.json` under the lock. A malformed file raises and is left alone.
+        `durable=False`: no fsync (the change survives this process dying, not the machine crashing)."""
         async with self.lock.ahold():
             tx = self._load_for_tx()
             yield tx
-            self._commit(tx)
+            self._commit(tx, durable)
 
     @contextlib.contextmanager
     def pending_tx_sync(self) -> Iterator[PendingTx]:

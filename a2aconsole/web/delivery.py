@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-from collections.abc import Iterable
 from typing import Protocol
 
 from channels.db import database_sync_to_async
@@ -66,7 +65,7 @@ class InboxBackend:
                 agent=record.agent,
                 task_id=record.task_id,
                 context_id=record.context_id,
-                state=str(record.extra.get("state") or ""),
+                state=record.state,
             )
         if record is not None and record.watch_id:
             # delivery is at least once: a second delivery of the same watch finds the first item
@@ -95,10 +94,6 @@ def _workspace_path(target_id: str) -> str | None:
     if target_id == CONSOLE_TARGET_ID:
         return str(settings.WORKSPACE_DIR)
     return ChatTarget.objects.filter(pk=target_id, enabled=True).values_list("workspace", flat=True).first()
-
-
-def _enabled_ids() -> list[str]:
-    return list(ChatTarget.objects.filter(enabled=True).values_list("id", flat=True))
 
 
 # The ORM must not run inside the event loop; one thread (with its one DB connection) does these short reads.
@@ -169,12 +164,6 @@ class TargetDelivery:
             log.warning("looking up the workspace of chat target %s failed: %s", target, type(e).__name__)
             return None
         return Workspace(path) if path else None
-
-    def known_targets(self) -> Iterable[str]:
-        try:
-            return _read_now(_enabled_ids)
-        except Exception:
-            return []
 
 
 __all__ = ["BACKENDS", "Backend", "InboxBackend", "TargetDelivery"]

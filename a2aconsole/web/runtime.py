@@ -122,6 +122,10 @@ class LeasedWatches:
     async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
         await (await self._for(workspace)).rearm(workspace, record)
 
+    async def adopt(self, workspace: Workspace, record: WatchRecord, follower: Any, runner: Any) -> bool:
+        """A send's follower goes on as the watch when this worker runs the workspace (else the tool arms)."""
+        return await self.leases.acquire(workspace) and await self.registry.adopt(workspace, record, follower, runner)
+
 
 @dataclass
 class Runtime:
@@ -160,7 +164,9 @@ class Runtime:
         """Make this runtime the worker: restore the watches of the workspaces whose lease it gets, and rescan
         (retrying the other leases) every minute."""
         if self.registry is None:
-            self.registry = WatchRegistry(self.remote, self.settings, self.delivery, self.clock, self.events)
+            self.registry = WatchRegistry(
+                self.remote, self.settings, self.delivery, self.clock, self.events, pool=self.tool.pool
+            )
             self.tool.watches = LeasedWatches(self.registry, self.leases)
             self._known = list(workspaces)
             await self.registry.start(await self.leases.acquire_all(workspaces))

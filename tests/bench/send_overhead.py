@@ -2,12 +2,13 @@
 
     .venv/bin/python -m tests.bench.send_overhead [N]
 
-N sends (default 200) each way that complete within the wait, interleaved in a shuffled order so all see
-the same conditions; the agent runs in its own process. The bare client is the shortest way the SDK gets
-an answer: one blocking SendMessage over a client built once from the card. The tool also reads
-agents.json, builds the message, sends with returnImmediately, checks the task with GetTask and builds
-the outcome. Prints both medians and the ratio (target: at most 1.3). A second baseline, the bare client
-doing what the tool does on the wire (returnImmediately + GetTask), is printed beside it.
+On both SDKs' agents in turn (the Python one in its own process, the `@a2a-js/sdk` one in node): N sends
+(default 200) each way that complete within the wait, interleaved in a shuffled order so all see the same
+conditions. The tool reads agents.json, builds the message, sends with returnImmediately, writes the
+task's record before the wait (and removes it after: issue 11), checks the task with GetTask and builds
+the outcome. The baseline (issue 10's target: at most 1.1x) is the bare client doing the same wire calls,
+returnImmediately + GetTask, over a client built once from the card; the shortest way the SDK gets an
+answer, one blocking SendMessage, is printed beside it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import sys
 import tempfile
 import time
 import uuid
+from pathlib import Path
 
 import django
 
@@ -37,7 +39,7 @@ agent.stop()
 """
 
 
-async def main(n: int, url: str) -> None:
+async def main(n: int, url: str, label: str) -> None:
     from a2a.client import ClientConfig, ClientFactory
     from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageConfiguration, SendMessageRequest
 
@@ -94,22 +96,38 @@ async def main(n: int, url: str) -> None:
     await http.aclose()
     await bare_http.aclose()
     m_tool, m_bare, m_wire = (statistics.median(x) * 1000 for x in (t_tool, t_bare, t_wire))
-    print(f"sends: {n} each, loopback agent {url} (own process)")
-    print(f"tool send median:                          {m_tool:.2f} ms")
-    print(f"bare a2a-sdk blocking send median:         {m_bare:.2f} ms")
-    print(f"ratio tool / bare:                         {m_tool / m_bare:.2f} (target <= 1.3)")
-    print(f"bare send(returnImmediately)+GetTask:      {m_wire:.2f} ms (ratio tool / this: {m_tool / m_wire:.2f})")
+    print(f"{label} agent: {n} sends each, loopback {url} (own process)")
+    print(f"  tool send median:                        {m_tool:.2f} ms")
+    ratio = m_tool / m_wire
+    print(f"  bare send(returnImmediately)+GetTask:    {m_wire:.2f} ms (ratio tool / this: {ratio:.2f}, target <= 1.1)")
+    print(f"  bare a2a-sdk blocking send median:       {m_bare:.2f} ms (ratio tool / this: {m_tool / m_bare:.2f})")
 
 
-if __name__ == "__main__":
-    django.setup()
+def run_python(n: int) -> None:
     # the agent runs in its own process, so its work does not compete with the client for this GIL
     child = subprocess.Popen(
         [sys.executable, "-c", AGENT_PROCESS], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     assert child.stdout is not None and child.stdin is not None
     try:
-        asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 200, child.stdout.readline().strip()))
+        asyncio.run(main(n, child.stdout.readline().strip(), "python (a2a-sdk)"))
     finally:
         child.stdin.close()
         child.wait(timeout=30)
+
+
+def run_js(n: int) -> None:
+    from tests.support.js_agents import JsAgentHost
+
+    host = JsAgentHost(Path(tempfile.mkdtemp(prefix="a2a-bench-js-")) / "agent.log")
+    try:
+        asyncio.run(main(n, host.make().url, "js (@a2a-js/sdk)"))
+    finally:
+        host.stop()
+
+
+if __name__ == "__main__":
+    django.setup()
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    run_python(count)
+    run_js(count)

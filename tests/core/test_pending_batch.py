@@ -88,13 +88,13 @@ async def test_file_is_what_dump_pending_writes_and_only_changed_records_are_enc
     assert workspace.pending_path.read_bytes() == dump_pending(workspace.read_pending().records)
 
     encoded.clear()
-    await batcher.apply(workspace, lambda tx: tx.find("w9").extra.update(state="completed"))
+    await batcher.apply(workspace, lambda tx: setattr(tx.find("w9"), "state", "completed"))
     await batcher.apply(workspace, lambda tx: tx.remove("w7"))
     assert sorted(encoded) == ["w3", "w3", "w4", "w4", "w9"]  # the changed one, plus the two never kept
     records = workspace.read_pending().records
     assert workspace.pending_path.read_bytes() == dump_pending(records)
     assert [r.watch_id for r in records] == [f"w{i}" for i in range(50) if i != 7]
-    assert records[8].extra == {"state": "completed"} and records[3].extra["nested"] == {"a": [1, 2]}
+    assert records[8].state == "completed" and records[3].extra["nested"] == {"a": [1, 2]}
 
     encoded.clear()  # a change that walks every record may have changed any: all are compared again
     await batcher.apply(workspace, lambda tx: setattr(tx.records[0], "source", "subscribe"))

@@ -11,9 +11,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from a2a.types import Message, Part, Role, Task, TaskState, TaskStatus
 
+from a2aconsole.core.following import is_stale, stale_marker, stale_status
 from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.sources import is_stale
-from a2aconsole.core.tool import stale_marker, stale_status
 
 SENT_AT = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

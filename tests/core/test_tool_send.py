@@ -136,9 +136,9 @@ async def test_send_answer_still_worked_on_when_wait_ends_starts_watch(
     (record,) = workspace.read_pending().records
     stale = record.extra.get("staleStatus")
     if sdk_echo.sdk == "python":  # this one says `working` at once
-        assert record.extra["state"] == "working" and stale is None
+        assert record.state == "working" and stale is None
     else:
-        assert record.extra["state"] == "input-required" and stale["state"] == "input-required"
+        assert record.state == "input-required" and stale["state"] == "input-required"
         assert stale["messageId"] and stale["timestamp"]
     sdk_echo.release("q1")
 
@@ -192,8 +192,8 @@ async def test_send_slow_task_starts_watch(
     assert record.context_id == result["contextId"]
     assert record.source == source
     assert record.started_at.startswith("2026-01-01T00:00:0")
-    assert record.extra["message"] == "hold g1"
-    assert record.extra["state"] in ("submitted", "working")  # the last state seen before the wait ran out
+    assert record.message == "hold g1"
+    assert record.state in ("submitted", "working")  # the last state seen before the wait ran out
     assert (record.push_token is not None) == (source == "push")
     if record.push_token:
         assert len(record.push_token) >= 40 and record.push_token not in str(result)

@@ -40,6 +40,26 @@ def spawn(tmp_path: Path) -> Iterator:
         p.wait(timeout=10)
 
 
+@pytest.fixture
+def spawn_send() -> Iterator:
+    """`send` in a process of its own (tests.support.send_process), killed at the end if still running."""
+    procs: list[subprocess.Popen] = []
+
+    def start(ws_root: Path, agent: str, message: str, wait_seconds: int) -> subprocess.Popen:
+        args = [str(ws_root), agent, message, str(wait_seconds)]
+        p = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.send_process", *args], cwd=ROOT, stdout=subprocess.DEVNULL
+        )
+        procs.append(p)
+        return p
+
+    yield start
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+        p.wait(timeout=10)
+
+
 def delivered(out: Path) -> list[dict]:
     if not out.exists():
         return []
@@ -74,3 +94,32 @@ async def test_worker_killed_with_armed_watches_loses_nothing(
     by_watch = {d["watchId"]: d["text"] for d in delivered(out)}
     for i, rec in enumerate(records):
         assert f"released k{i}" in by_watch[rec.watch_id]
+
+
+def sending(ws) -> list:
+    return [r for r in ws.read_pending().records if r.state == "sending"]
+
+
+async def test_send_killed_during_its_wait_is_delivered_after_restart(
+    make_sdk_agent, workspace, spawn, spawn_send, tmp_path
+) -> None:
+    """Issue 11 item 1: the record is written when the agent returns the task id, before the wait."""
+    agent = make_sdk_agent(push=False)
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    sender = spawn_send(workspace.root, "bot", "hold s1", 60)
+    try:
+        await eventually(lambda: bool(sending(workspace)), timeout=30, what="the send's record before its wait")
+    finally:
+        os.kill(sender.pid, signal.SIGKILL)  # during the wait: the task still holds
+        sender.wait(timeout=10)
+    (record,) = workspace.read_pending().records
+    assert record.state == "sending" and record.task_id and record.message == "hold s1"
+
+    out = tmp_path / "delivered.jsonl"
+    spawn(workspace.root, out)  # the restarted worker adopts the orphaned record
+    await eventually(lambda: "SubscribeToTask" in agent.methods, timeout=30, what="the worker to follow the task")
+    agent.release("s1")
+    await eventually(lambda: len(delivered(out)) >= 1, timeout=30, what="the result in the chat")
+    await eventually(lambda: workspace.read_pending().records == [], what="pending.json to empty")
+    (only,) = delivered(out)
+    assert only["watchId"] == record.watch_id and only["target"] == "chat1" and "released s1" in only["text"]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,7 @@ import pytest
 from a2aconsole.core import files
 from a2aconsole.core.agents import AgentEntry
 from a2aconsole.core.errors import ConflictError, FileFormatError, ValidationError
-from a2aconsole.core.files import MISSING_VERSION, atomic_write, version_of
+from a2aconsole.core.files import MISSING_VERSION, atomic_write, lock_for, version_of
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.workspace import Workspace
 
@@ -325,3 +327,37 @@ def test_atomic_write_failure_keeps_the_old_file(tmp_path: Path, monkeypatch: py
     monkeypatch.undo()
     assert target.read_bytes() == b"old"
     assert os.listdir(tmp_path) == ["f.json"]
+
+
+async def test_async_lock_is_taken_at_once_when_free_and_waited_for_when_held(tmp_path: Path) -> None:
+    """A free lock needs no thread; a held one is waited for in a thread, the loop running on meanwhile."""
+    lock = lock_for(tmp_path / ".lock")
+    async with lock.ahold():
+        pass
+    held, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with lock.hold():
+            held.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    try:
+        assert await asyncio.to_thread(held.wait, 10)
+        got = asyncio.Event()
+
+        async def take() -> None:
+            async with lock.ahold():
+                got.set()
+
+        taking = asyncio.ensure_future(take())
+        for _ in range(20):  # the loop turns while the holder keeps the lock
+            await asyncio.sleep(0)
+        assert not got.is_set() and not taking.done()
+        release.set()
+        await asyncio.wait_for(taking, 10)
+        assert got.is_set()
+    finally:
+        release.set()
+        thread.join(10)

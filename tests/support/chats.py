@@ -6,7 +6,6 @@ watch registry's keep / retry / flush runs against a real Telegram or webhook ba
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from a2aconsole.core.pending import WatchRecord
@@ -28,9 +27,6 @@ class BackendDelivery:
     def workspace_for(self, target: str) -> Workspace | None:
         return self.workspace if target in self.targets else None
 
-    def known_targets(self) -> Iterable[str]:
-        return list(self.targets)
-
 
 def kept(watch_id: str, target: str, text: str, **extra: Any) -> WatchRecord:
     """A finished watch whose result is kept in pending.json for delivery."""
@@ -42,5 +38,6 @@ def kept(watch_id: str, target: str, text: str, **extra: Any) -> WatchRecord:
         context_id="ctx-1",
         started_at="2026-12-02T09:00:00Z",
         undelivered=text,
-        extra={"state": "completed", **extra},
+        state=str(extra.pop("state", "completed")),
+        extra=extra,
     )

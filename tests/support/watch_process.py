@@ -39,9 +39,6 @@ class FileDelivery:
     def workspace_for(self, target: str) -> Workspace | None:
         return self.ws
 
-    def known_targets(self) -> list[str]:
-        return ["chat1"]
-
 
 async def main(root: str, out: str) -> None:
     ws = Workspace(root)

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 
 from a2aconsole.api.calls import FIELDS, MAX_AGENT, MAX_PATH, call_schema
-from a2aconsole.core.tool import TOOL_SCHEMA
+from a2aconsole.core.tool_schema import TOOL_SCHEMA
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.models import TaskEvent
 from tests.support.agents import TestAgent

@@ -75,7 +75,7 @@ def hook_target(host: LoopbackHost, secret: str = SECRET) -> ChatTarget:
 
 def record() -> WatchRecord:
     return WatchRecord(
-        watch_id="w-42", target="bot", agent="travel-bot", task_id="t1", context_id="c1", extra={"state": "completed"}
+        watch_id="w-42", target="bot", agent="travel-bot", task_id="t1", context_id="c1", state="completed"
     )
 
 

@@ -139,7 +139,7 @@ async def test_web_delivery_stores_once_per_watch_and_tells_open_tabs(workspace)
     layer = get_channel_layer()
     tab = await layer.new_channel()
     await layer.group_add(target_group("chat1"), tab)
-    rec = WatchRecord("w1", "chat1", "bot", "t1", "c1", extra={"state": "completed"})
+    rec = WatchRecord("w1", "chat1", "bot", "t1", "c1", state="completed")
     delivery = TargetDelivery()
     assert await delivery.deliver("chat1", "the result", rec)
     assert await delivery.deliver("chat1", "the result", rec)  # at least once: the second finds the first

@@ -50,7 +50,7 @@ def payload(target_id: str, text: str, record: WatchRecord | None, delivered_at:
         "agent": r.agent if r else "",
         "taskId": r.task_id if r else "",
         "contextId": r.context_id if r else "",
-        "state": str(r.extra.get("state") or "") if r else "",
+        "state": r.state if r else "",
         "text": text,
         "deliveredAt": delivered_at,
     }

@@ -66,7 +66,7 @@ async def live_watches() -> dict[str, dict[str, Any]]:
 def _row(
     ws: Workspace, r: WatchRecord, now: datetime, states: dict[tuple[str, str], str], live: dict[str, Any]
 ) -> dict[str, Any]:
-    state = live.get("state") or states.get((r.agent, r.task_id)) or str(r.extra.get("state") or "working")
+    state = live.get("state") or states.get((r.agent, r.task_id)) or (r.state or "working")
     return {
         "watch_id": r.watch_id,
         "workspace": str(ws.root),
@@ -80,7 +80,7 @@ def _row(
         "started_at": r.started_at,
         "state": "delivering" if r.undelivered is not None else state,
         "undelivered": r.undelivered is not None,
-        "message": str(r.extra.get("message") or ""),
+        "message": r.message,
         "dom_id": history.dom_id(r.agent, r.task_id),
     }
 

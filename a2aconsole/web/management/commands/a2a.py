@@ -16,7 +16,8 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import DatabaseError
 
 from a2aconsole.core.client import Remote, new_http_client
-from a2aconsole.core.tool import ACTIONS, A2ATool
+from a2aconsole.core.tool import A2ATool
+from a2aconsole.core.tool_schema import ACTIONS
 from a2aconsole.core.watch_control import PendingFileWatches
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.runtime import console_state_paths

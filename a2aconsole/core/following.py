@@ -1,0 +1,599 @@
+"""One follower of a remote task: by push, SubscribeToTask or GetTask polling, its states and its progress.
+
+`Follower` follows one task from a send to its result (it replaces the tool's own wait, and the registry's
+`Following` mixin with its per-watch `WatchState`). A send starts it at a send's pace (`follow(conn)`):
+GetTask at once, then the stream (rebuilding the task from its events), else GetTask every 0.5 s doubling
+to 2 s. When the wait runs out, the registry of the process takes it over (`take_over`) and it goes on at
+a watch's pace: push (the agent POSTs updates, each wakes the follower, which confirms with GetTask; a
+safety GetTask every 10 min), subscribe (a stream held at most 5 min, then GetTask and a new stream; 3
+failed streams in a row, one that ends before the task settles counts, switch to polling) or poll
+(GetTask after 15 s, 30 s, 1 min, 2 min, then every 5 min). A watch restored from the file starts at
+that pace. The stream is read the same way throughout (`fold`), and progress reported the same way: a
+status message or an artifact update is a `progress` event, so a live page can show what the agent says
+while it works. Every sleep is on the injected clock.
+
+A **stale reply** (`stale_status`) is the interrupted status a follow-up's immediate reply still shows
+from before the answer (some SDKs, @a2a-js/sdk 1.3, answer so): not the outcome, so the follower waits
+for the task to move past it; a watch knows it from its record's `staleStatus` (`is_stale`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from a2a.types import Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatus
+
+from .client import Connection, RemoteError
+from .clock import Clock
+from .config import ClientSettings
+from .connections import ConnectionPool
+from .errors import A2AConsoleError
+from .events import PROGRESS, STATE, WATCH_UPDATE
+from .pending import WatchRecord
+from .results import is_interrupted, is_settled, message_text, preview, state_name
+from .workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+POLL_BACKOFF = (15.0, 30.0, 60.0, 120.0, 300.0)
+PUSH_SAFETY = 600.0
+STREAM_CAP = 300.0
+SUBSCRIBE_RETRY = (5.0, 15.0, 30.0)
+SUBSCRIBE_FAILURES = 3
+MAX_CONCURRENT_CHECKS = 16
+SEND_POLL_FIRST = 0.5
+SEND_POLL_MAX = 2.0
+PROGRESS_CHARS = 1024  # what a progress event keeps of a status message or an artifact update
+
+
+class WatchEnd(Exception):
+    """A watch ends without a task outcome: `text` is the notice delivered instead (None: nothing)."""
+
+    def __init__(self, reason: str, text: str | None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.text = text
+
+
+class WatchGone(Exception):
+    """The watch's record left pending.json (stopped elsewhere): end quietly, deliver nothing."""
+
+
+def duration_text(seconds: float) -> str:
+    """`86400` -> `24h`, `5400` -> `90min`, `45` -> `45s`: the span in the timeout notice."""
+    s = int(seconds)
+    if s >= 3600 and s % 3600 == 0:
+        return f"{s // 3600}h"
+    if s >= 60 and s % 60 == 0:
+        return f"{s // 60}min"
+    return f"{s}s"
+
+
+def timeout_notice(agent: str, task_id: str, seconds: float) -> str:
+    return (
+        f"{agent} gave no result for task {task_id} within {duration_text(seconds)}; "
+        "you can check it with action=status"
+    )
+
+
+def removed_notice(agent: str, task_id: str) -> str:
+    return (
+        f'[A2A watch ended: agent "{agent}" was removed from agents.json] task {task_id} is no longer watched; '
+        "add the agent again and use action=status to check it"
+    )
+
+
+class FollowHost(Protocol):
+    """What a watch's follower needs from its registry: the shared parts, and the file and events."""
+
+    pool: ConnectionPool
+    settings: ClientSettings
+    clock: Clock
+    checks: asyncio.Semaphore  # bounds the GetTasks of all followers together
+
+    async def save_source(self, follower: Follower, source: str) -> bool:
+        """Write the follower's new source (and push token) to its record; False when the record is gone."""
+        ...
+
+    async def follow_event(self, follower: Follower, kind: str, **kw: Any) -> None:
+        """Emit an event about the follower's task (state, progress, watch.update)."""
+        ...
+
+
+class Follower:
+    """Follows one watch's task; the registry keeps one per watch (its fields are benchmarked per watch)."""
+
+    __slots__ = (
+        "checked_at",
+        "deadline",
+        "error",
+        "host",
+        "latest",
+        "record",
+        "restored",
+        "runner",
+        "sending",
+        "source",
+        "state",
+        "waker",
+        "woken",
+        "ws",
+    )
+
+    def __init__(
+        self, record: WatchRecord, ws: Workspace, deadline: float, host: FollowHost, *, restored: bool = False
+    ) -> None:
+        self.host = host
+        self.record = record
+        self.restored = restored  # found in the file (start, rescan), not just handed over by a send that checked
+        self.ws = ws
+        self.deadline = deadline
+        self.source = record.source
+        self.state = record.state
+        self.error = ""
+        self.checked_at: datetime | None = None
+        self.runner: asyncio.Task[None] | None = None
+        self.waker: asyncio.Future[None] | None = None
+        self.woken = False
+        self.sending = False  # in a send's wait (`follow(conn)`), until a watch takes it over
+        self.latest: Task | None = None  # during a send's wait: the task as last seen, for the send's answer
+
+    def wake(self) -> None:
+        """Check the task now (a push arrived, or a console asked); during a send's wait, the hand-over."""
+        self.woken = True
+        if self.waker is not None and not self.waker.done():
+            self.waker.cancel()
+
+    def take_over(self, host: FollowHost, ws: Workspace, deadline: float) -> None:
+        """The send's wait ran out: from now on this follower is a watch of `host` (its registry), at a watch's
+        pace and deadline. A wait or poll in progress is cut short; a stream in progress reads on."""
+        self.host, self.ws, self.deadline = host, ws, deadline
+        self.sending = False
+        self.wake()
+
+    async def follow(self, conn: Connection | None = None) -> Task:
+        """The task once it settles (past a stale status); WatchEnd when the watch ends without it. With
+        `conn`, first at a send's pace (`_send_phase`) until the task settles or a watch takes it over."""
+        if conn is not None:
+            task = await self._send_phase(conn)
+            if task is not None:
+                return task
+            self.latest, self.woken = None, False
+        source = await self._choose_source()
+        if source == "push":
+            return await self._push_loop()
+        if source == "subscribe":
+            task = await self._subscribe_loop()
+            if task is not None:
+                return task
+            await self._set_source("poll", "the stream failed 3 times; polling instead")
+        return await self._poll_loop()
+
+    # a send's wait: GetTask at once, then the stream (rebuilding the task from it), else GetTask every 0.5 s
+    # doubling to 2 s; a failed GetTask ends the wait (the send hands the task to a watch, which retries)
+
+    async def _send_phase(self, conn: Connection) -> Task | None:
+        """The task once it settles, or None when a watch took this follower over meanwhile."""
+        self.sending = True
+        try:
+            if self._send_done(await self._send_check(conn)):
+                return self.latest
+            if conn.streaming and self.sending:
+                streamed = await self._send_stream(conn)
+                if streamed is not None:
+                    return streamed
+                if self.sending and self._send_done(await self._send_check(conn)):
+                    return self.latest
+            delay = SEND_POLL_FIRST
+            while self.sending:
+                await self._send_nap(delay)
+                if not self.sending:
+                    break
+                delay = min(SEND_POLL_MAX, delay * 2)
+                if self._send_done(await self._send_check(conn)):
+                    return self.latest
+            return None
+        except RemoteError:
+            if self.sending:
+                raise
+            return None  # taken over meanwhile: the watch's own loops retry
+
+    def _send_done(self, task: Task) -> bool:
+        return is_settled(state_name(task.status.state)) and not is_stale(self.record, task.status)
+
+    async def _send_check(self, conn: Connection) -> Task:
+        """One GetTask; a state change is an event."""
+        current = await conn.get_task(self.record.task_id)
+        await self._send_saw(current)
+        return current
+
+    async def _send_saw(self, current: Task) -> None:
+        self.latest = current
+        await self._saw(state_name(current.status.state))
+
+    async def _send_nap(self, seconds: float) -> None:
+        """Sleep on the clock; a hand-over (`take_over`) cuts it short."""
+        sleeper = asyncio.ensure_future(self.host.clock.sleep(seconds))
+        self.waker = sleeper
+        try:
+            await sleeper
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not self.woken or (task is not None and task.cancelling()):
+                raise
+        finally:
+            self.waker = None
+
+    async def _send_stream(self, conn: Connection) -> Task | None:
+        """SubscribeToTask until the task settles, rebuilding it from the events (no GetTask needed after).
+        None when the stream ends early or fails, or the task finished meanwhile (the caller checks), or a
+        watch took over (it subscribes at its own pace)."""
+        reader = asyncio.ensure_future(self._send_read(conn))
+        self.waker = reader
+        try:
+            return await reader
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not self.woken or (task is not None and task.cancelling()):
+                raise
+            return None
+        finally:
+            self.waker = None
+
+    async def _send_read(self, conn: Connection) -> Task | None:
+        try:
+            async with contextlib.aclosing(conn.subscribe(self.record.task_id)) as stream:
+                async for ev in stream:
+                    snapshot = fold(self.latest, ev) if self.latest is not None else None
+                    if snapshot is None:
+                        continue
+                    await self._progress(ev)
+                    await self._send_saw(snapshot)
+                    if self._send_done(snapshot):
+                        return snapshot
+        except RemoteError as e:
+            if e.kind not in ("terminal", "network", "timeout", "protocol", "unsupported"):
+                raise
+        return None
+
+    async def _choose_source(self) -> str:
+        """push when the card offers it and a push URL is set, else subscribe when it streams, else poll."""
+        try:
+            conn = await self._connection()
+        except RemoteError as e:
+            self._note_error(e)
+            want = "subscribe" if self.source in ("push", "subscribe") else "poll"
+            if want != self.source:
+                await self._set_source(want, "")
+            return want
+        base = self.host.settings.push_base_url
+        want = "push" if conn.push and base else "subscribe" if conn.streaming else "poll"
+        if want == "push":
+            if not self.record.push_token or self.source != "push":
+                self.record.push_token = self.record.push_token or secrets.token_urlsafe(32)
+                await self._set_source("push", "")
+            try:
+                await conn.create_push(
+                    self.record.task_id,
+                    f"{base}/a2a/push/{self.record.watch_id}",
+                    self.record.push_token,
+                    self.record.watch_id,
+                )
+            except RemoteError as e:
+                self._note_error(e)
+                want = "subscribe" if conn.streaming else "poll"
+            else:
+                return "push"
+        if want != self.source:
+            await self._set_source(want, "")
+        return want
+
+    async def _set_source(self, source: str, note: str) -> None:
+        """Record first (the file, by the host), then this follower and the event."""
+        if not await self.host.save_source(self, source):
+            raise WatchGone
+        self.record.source = self.source = source
+        data = {"watchId": self.record.watch_id, "source": source}
+        if note:
+            data["note"] = note
+        await self.host.follow_event(self, WATCH_UPDATE, data=data)
+
+    async def _connection(self) -> Connection:
+        """The agent's connection, looked up in agents.json now. An agent gone from the file ends the watch;
+        a malformed file is a passing failure."""
+        af = self.host.pool.agents(self.ws)
+        if af.parse_error:
+            raise RemoteError("config", af.parse_error)
+        entry = af.get(self.record.agent)
+        if entry is None:
+            raise WatchEnd("agent removed", removed_notice(self.record.agent, self.record.task_id))
+        return await self.host.pool.get(self.ws, entry)
+
+    async def _check(self) -> Task | None:
+        """GetTask once: the task when it settled, None while it runs or when the check failed (passing)."""
+        conn: Connection | None = None
+        try:
+            async with self.host.checks:
+                conn = await self._connection()
+                task = await conn.get_task(self.record.task_id)
+        except RemoteError as e:
+            if e.kind == "too_big":  # every later check would read the same oversized answer: end with why
+                raise WatchEnd(
+                    "too big", f"[A2A watch ended] {e}; task {self.record.task_id} is no longer watched"
+                ) from None
+            self._note_error(e, conn)
+            return None
+        self.checked_at = self.host.clock.now()
+        self.error = ""
+        state = state_name(task.status.state)
+        await self._saw(state)
+        return task if is_settled(state) and not is_stale(self.record, task.status) else None
+
+    def _note_error(self, e: A2AConsoleError, conn: Connection | None = None) -> None:
+        self.error = str(e)
+        self.checked_at = self.host.clock.now()
+        if conn is not None:
+            self.host.pool.drop(self.ws, conn)
+
+    async def _saw(self, state: str) -> None:
+        if state and state != self.state:
+            self.state = state
+            await self.host.follow_event(self, STATE, state=state)
+
+    async def _nap(self, seconds: float) -> bool:
+        """Sleep on the clock until `seconds` pass (False) or a push wakes the watch (True); past the
+        watch's deadline it ends with the timeout notice."""
+        if self.woken:
+            self.woken = False
+            return True
+        left = self.deadline - self.host.clock.monotonic()
+        if left <= 0:
+            raise self._timeout()
+        sleeper = asyncio.ensure_future(self.host.clock.sleep(min(seconds, left)))
+        self.waker = sleeper
+        try:
+            await sleeper
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not self.woken or (task is not None and task.cancelling()):
+                raise
+        finally:
+            self.waker = None
+        if self.woken:
+            self.woken = False
+            return True
+        if self.host.clock.monotonic() >= self.deadline:
+            raise self._timeout()
+        return False
+
+    def _timeout(self) -> WatchEnd:
+        seconds = self.host.settings.watch_timeout
+        return WatchEnd("timeout", timeout_notice(self.record.agent, self.record.task_id, seconds))
+
+    async def _progress(self, ev: StreamResponse) -> None:
+        note = progress_of(ev)
+        if note is not None:
+            await self.host.follow_event(self, PROGRESS, text=note[0], data=note[1])
+
+    async def _poll_loop(self) -> Task:
+        # A restored watch's task may have ended long ago (or while we were down): check once at once. Many
+        # restored at one start queue on the checks' semaphore, which spreads them out.
+        if self.restored:
+            task = await self._check()
+            if task is not None:
+                return task
+        step = 0
+        while True:
+            await self._nap(POLL_BACKOFF[min(step, len(POLL_BACKOFF) - 1)])
+            step += 1
+            task = await self._check()
+            if task is not None:
+                return task
+
+    async def _push_loop(self) -> Task:
+        # Check once at once: the task may have settled before the config existed, or while we were down.
+        task = await self._check()
+        if task is not None:
+            return task
+        while True:
+            await self._nap(PUSH_SAFETY)
+            task = await self._check()
+            if task is not None:
+                return task
+
+    async def _subscribe_loop(self) -> Task | None:
+        """Follow the stream; None after 3 failures in a row (the caller polls instead)."""
+        failures = 0
+        while True:
+            conn: Connection | None = None
+            try:
+                conn = await self._connection()
+                outcome = await self._stream(conn)
+            except RemoteError as e:
+                if e.kind in ("terminal", "too_big"):  # check at once (an oversized task ends the watch there)
+                    outcome = "settled"
+                else:
+                    self._note_error(e, conn)
+                    outcome = "failed"
+            if outcome in ("settled", "cap"):
+                # A pause (the 5-minute cap) or the end: confirm with GetTask, then go on streaming.
+                task = await self._check()
+                if task is not None:
+                    return task
+                if outcome == "cap":
+                    failures = 0
+                    continue
+                outcome = "failed"
+            if outcome == "ended":
+                self.error = "the stream ended before the task settled"
+            failures += 1
+            if failures >= SUBSCRIBE_FAILURES:
+                return None
+            await self._nap(SUBSCRIBE_RETRY[failures - 1])
+
+    async def _stream(self, conn: Connection) -> str:
+        """One subscription, held at most STREAM_CAP: "settled", "ended" (before settling) or "cap"."""
+        left = self.deadline - self.host.clock.monotonic()
+        if left <= 0:
+            raise self._timeout()
+        reader = asyncio.ensure_future(self._read_stream(conn))
+        timer = asyncio.ensure_future(self.host.clock.sleep(min(STREAM_CAP, left)))
+        try:
+            done, _ = await asyncio.wait({reader, timer}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in (reader, timer):
+                if not t.done():
+                    t.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.gather(reader, timer, return_exceptions=True)
+        if reader in done and not reader.cancelled():
+            return reader.result()
+        if self.host.clock.monotonic() >= self.deadline:
+            raise self._timeout()
+        return "cap"
+
+    async def _read_stream(self, conn: Connection) -> str:
+        async with contextlib.aclosing(conn.subscribe(self.record.task_id)) as events:
+            async for ev in events:
+                await self._progress(ev)
+                status = _stream_status(ev)
+                if status is not None:
+                    state = state_name(status.state)
+                    self.checked_at = self.host.clock.now()
+                    self.error = ""
+                    await self._saw(state)
+                    if is_settled(state) and not is_stale(self.record, status):
+                        return "settled"
+        return "ended"
+
+
+def _stream_status(ev: StreamResponse) -> TaskStatus | None:
+    kind = ev.WhichOneof("payload")
+    if kind == "task":
+        return ev.task.status
+    if kind == "status_update":
+        return ev.status_update.status
+    return None
+
+
+def is_stale(record: WatchRecord, status: TaskStatus) -> bool:
+    """True for the interrupted status the send's stale reply showed (the record's `staleStatus`, written by
+    the tool): the question from before the answer, not the outcome the watch waits for."""
+    marker = record.extra.get("staleStatus")
+    if not isinstance(marker, dict) or marker.get("state") != state_name(status.state):
+        return False
+    message_id = status.message.message_id if status.HasField("message") else ""
+    timestamp = status.timestamp.ToJsonString() if status.HasField("timestamp") else ""
+    return marker.get("messageId", "") == message_id and marker.get("timestamp", "") == timestamp
+
+
+def stale_status(reply: Task, sent: Message, sent_at: datetime) -> TaskStatus | None:
+    """The reply's status when it is the interrupted status from before a send on an existing task, else None.
+
+    Some SDKs (@a2a-js/sdk 1.3) answer a follow-up with the task as it was before the answer arrived: still
+    input-required (or auth-required) with the old question. That is not the outcome. It is recognised by its
+    status message coming before the sent message in the task's history, or, without that evidence, by a
+    status timestamp not after the send.
+    """
+    if not sent.task_id or not is_interrupted(state_name(reply.status.state)):
+        return None
+    ids = [m.message_id for m in reply.history]
+    asked = reply.status.message.message_id if reply.status.HasField("message") else ""
+    if asked and asked in ids and sent.message_id in ids:
+        return reply.status if ids.index(asked) < ids.index(sent.message_id) else None
+    if reply.status.HasField("timestamp") and reply.status.timestamp.ToDatetime(tzinfo=UTC) <= sent_at:
+        return reply.status
+    return None
+
+
+def stale_marker(stale: TaskStatus) -> dict[str, str]:
+    """The stale status as a watch record keeps it (`staleStatus`), so the watch does not take it as the outcome."""
+    marker = {"state": state_name(stale.state)}
+    if stale.HasField("message"):
+        marker["messageId"] = stale.message.message_id
+    if stale.HasField("timestamp"):
+        marker["timestamp"] = stale.timestamp.ToJsonString()
+    return marker
+
+
+def done(task: Task, stale: TaskStatus | None) -> bool:
+    """Settled, and not the stale status a follow-up's reply still showed (the task has to move on first)."""
+    return is_settled(state_name(task.status.state)) and (stale is None or task.status != stale)
+
+
+# the stream, read the same way at either pace
+
+
+def _apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> None:
+    """Fold a streamed artifact update into a task: a new artifact, a replacement, or appended parts."""
+    art = event.artifact
+    existing = next((a for a in task.artifacts if a.artifact_id == art.artifact_id), None)
+    if existing is None:
+        task.artifacts.append(art)
+    elif event.append:
+        existing.parts.extend(art.parts)
+    else:
+        existing.CopyFrom(art)
+
+
+def fold(latest: Task, ev: StreamResponse) -> Task | None:
+    """The task after one stream event (a new snapshot; `latest` is left as it was), None for other events."""
+    kind = ev.WhichOneof("payload")
+    snapshot = Task()
+    if kind == "task":
+        snapshot.CopyFrom(ev.task)
+    elif kind == "status_update":
+        snapshot.CopyFrom(latest)
+        snapshot.status.CopyFrom(ev.status_update.status)
+    elif kind == "artifact_update":
+        snapshot.CopyFrom(latest)
+        _apply_artifact(snapshot, ev.artifact_update)
+    else:
+        return None
+    return snapshot
+
+
+def progress_of(ev: StreamResponse) -> tuple[str, dict[str, Any]] | None:
+    """What a stream event says of the work in progress, as a `progress` event's text and data: a status
+    update's message, or an artifact update (its name, and its text cut to PROGRESS_CHARS). An artifact
+    streamed in many chunks is told at its start and at its last chunk, not chunk by chunk: every event is
+    stored and sent to open pages."""
+    kind = ev.WhichOneof("payload")
+    if kind == "status_update" and ev.status_update.status.HasField("message"):
+        text = message_text(ev.status_update.status.message)
+        if text:
+            return preview(text, PROGRESS_CHARS), {"kind": "status", "state": state_name(ev.status_update.status.state)}
+    elif kind == "artifact_update" and (not ev.artifact_update.append or ev.artifact_update.last_chunk):
+        art = ev.artifact_update.artifact
+        text = "\n".join(p.text for p in art.parts if p.WhichOneof("content") == "text").strip()
+        data: dict[str, Any] = {"kind": "artifact", "artifactId": art.artifact_id, "name": art.name}
+        data["append"], data["lastChunk"] = bool(ev.artifact_update.append), bool(ev.artifact_update.last_chunk)
+        data["parts"] = len(art.parts)
+        return preview(text, PROGRESS_CHARS), data
+    return None
+
+
+SendEvent = Callable[..., Awaitable[None]]  # (kind, follower, *, state="", text="", data=None): the tool's emit
+
+
+class SendHost:
+    """A follower's host during a send's wait: the tool's pool, settings and clock, and its events."""
+
+    def __init__(self, pool: ConnectionPool, settings: ClientSettings, clock: Clock, emit: SendEvent) -> None:
+        self.pool = pool
+        self.settings = settings
+        self.clock = clock
+        self.checks = asyncio.Semaphore(MAX_CONCURRENT_CHECKS)
+        self._emit = emit
+
+    async def save_source(self, follower: Follower, source: str) -> bool:
+        return True  # the send's record is written by the send
+
+    async def follow_event(self, follower: Follower, kind: str, **kw: Any) -> None:
+        await self._emit(kind, follower, **kw)

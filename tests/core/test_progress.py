@@ -1,0 +1,104 @@
+"""Progress seen on a stream (a status message, an artifact update) is a `progress` event, whether the send's
+wait or a watch follows the task, on both SDKs."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from a2a.types import (
+    Artifact,
+    Message,
+    Part,
+    Role,
+    StreamResponse,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+
+from a2aconsole.core.client import Remote, new_http_client
+from a2aconsole.core.clock import FakeClock
+from a2aconsole.core.config import ClientSettings
+from a2aconsole.core.events import PROGRESS
+from a2aconsole.core.following import progress_of
+from a2aconsole.core.watches import WatchRegistry
+from a2aconsole.core.workspace import Workspace
+from tests.support.js_agents import SdkAgent
+from tests.support.toolkit import TARGET, entry, make_tool, until, write_agents
+from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink, add_record, start_task
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    client = new_http_client()
+    yield client
+    await client.aclose()
+
+
+def progress(sink: WaitableSink) -> list[tuple[str, str, str]]:
+    return [(e.data["kind"], e.text, e.data.get("name", "")) for e in sink.events if e.kind == PROGRESS]
+
+
+async def test_send_wait_reports_progress_from_the_stream(http, workspace: Workspace, sdk_agent: SdkAgent) -> None:
+    write_agents(workspace, entry("bot", sdk_agent))
+    sink = WaitableSink()
+    tool = make_tool(http, workspace, clock=FakeClock(), events=sink)  # the wait never runs out
+    send = asyncio.ensure_future(tool.run("send", {"agent": "bot", "message": "hold pr1"}, TARGET))
+    await until(lambda: "SubscribeToTask" in sdk_agent.methods, timeout=20)
+    sdk_agent.release("pr1")
+    result = await asyncio.wait_for(send, 20)
+    assert result["state"] == "completed" and "released pr1" in result["text"]
+    assert ("artifact", "released pr1", "result") in progress(sink)
+    assert all(e.task_id == result["taskId"] and e.target == TARGET for e in sink.events if e.kind == PROGRESS)
+
+
+async def test_watch_reports_progress_from_the_stream(workspace: Workspace, make_sdk_agent) -> None:
+    agent = make_sdk_agent(push=False)
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    http = new_http_client()
+    remote = Remote(http, call_timeout=10.0, card_timeout=5.0)
+    clock, sink = SignalClock(), WaitableSink()
+    delivery = WaitableDelivery({"chat1": workspace})
+    registry = WatchRegistry(remote, ClientSettings(), delivery, clock, sink)
+    try:
+        task = await start_task(remote, workspace, "bot", "hold pr2")
+        await registry.arm(workspace, await add_record(workspace, task, "bot", clock, source="subscribe"))
+        await until(lambda: "SubscribeToTask" in agent.methods, timeout=20)
+        agent.release("pr2")
+        await delivery.wait_for(1)
+    finally:
+        agent.release("pr2")
+        await registry.stop()
+        await http.aclose()
+    assert ("artifact", "released pr2", "result") in progress(sink)
+    assert all(e.task_id == task.id and e.target == "chat1" for e in sink.events if e.kind == PROGRESS)
+
+
+def test_an_artifact_in_chunks_is_told_at_its_start_and_its_end() -> None:
+    def chunk(text: str, *, append: bool, last: bool) -> StreamResponse:
+        art = Artifact(artifact_id="a1", name="report", parts=[Part(text=text)])
+        return StreamResponse(
+            artifact_update=TaskArtifactUpdateEvent(
+                task_id="t", context_id="c", artifact=art, append=append, last_chunk=last
+            )
+        )
+
+    told = [progress_of(chunk(f"part {i}", append=i > 0, last=i == 99)) for i in range(100)]
+    kept = [(text, data["append"], data["lastChunk"]) for text, data in filter(None, told)]
+    assert kept == [("part 0", False, False), ("part 99", True, True)]
+    status = StreamResponse(
+        status_update=TaskStatusUpdateEvent(
+            task_id="t",
+            context_id="c",
+            status=TaskStatus(
+                state=TaskState.TASK_STATE_WORKING,
+                message=Message(message_id="m", role=Role.ROLE_AGENT, parts=[Part(text="x" * 5000)]),
+            ),
+        )
+    )
+    text, data = progress_of(status)
+    assert data == {"kind": "status", "state": "working"} and text.startswith("x" * 1024) and len(text) < 1100

@@ -1,0 +1,160 @@
+"""`send` writes its task's watch record before the wait (issue 11 item 1): marked as sending, left alone by
+the workers while the send lives, removed when the answer goes back, a plain watch when the wait runs out."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from a2aconsole.core.client import Remote, new_http_client
+from a2aconsole.core.clock import SystemClock
+from a2aconsole.core.config import ClientSettings
+from a2aconsole.core.following import Follower
+from a2aconsole.core.watches import WatchRegistry
+from a2aconsole.core.workspace import Workspace
+from tests.support.js_agents import SdkAgent
+from tests.support.toolkit import TARGET, entry, make_tool, until, write_agents
+from tests.support.watching import SignalClock, WaitableDelivery, add_record, start_task
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    client = new_http_client()
+    yield client
+    await client.aclose()
+
+
+def sending(ws: Workspace) -> list:
+    return [r for r in ws.read_pending().records if r.state == "sending"]
+
+
+async def test_send_answered_in_its_wait_leaves_no_record_and_delivers_nothing(
+    http, workspace: Workspace, sdk_agent: SdkAgent
+) -> None:
+    write_agents(workspace, entry("echo", sdk_agent))
+    remote = Remote(http, call_timeout=10.0, card_timeout=5.0)
+    delivery = WaitableDelivery({TARGET: workspace})
+    registry = WatchRegistry(remote, ClientSettings(), delivery, SystemClock())
+    tool = make_tool(http, workspace, watches=registry, wait_seconds=30)
+    send = asyncio.ensure_future(tool.run("send", {"agent": "echo", "message": "hold n1"}, TARGET))
+    try:
+        await until(lambda: bool(sending(workspace)), timeout=20)
+        (record,) = sending(workspace)
+        assert record.target == TARGET and record.agent == "echo" and record.message == "hold n1"
+        assert record.extra["sender"]["pid"] == os.getpid()
+        await registry.rescan(workspace)  # a worker looking at the file meanwhile leaves the live send alone
+        await registry.start([workspace])
+        assert len(registry) == 0
+        sdk_agent.release("n1")
+        result = await send
+    finally:
+        await registry.stop()
+    assert result["state"] == "completed" and result["taskId"] == record.task_id
+    assert workspace.read_pending().records == []
+    assert delivery.delivered == [] and delivery.attempts == 0
+
+
+async def test_send_whose_wait_runs_out_turns_its_record_into_the_watch(
+    http, workspace: Workspace, sdk_agent: SdkAgent
+) -> None:
+    write_agents(workspace, entry("echo", sdk_agent))
+    clock = SignalClock()
+    tool = make_tool(http, workspace, clock=clock, wait_seconds=5)
+    send = asyncio.ensure_future(tool.run("send", {"agent": "echo", "message": "hold w1"}, TARGET))
+    await until(lambda: bool(sending(workspace)), timeout=20)
+    (before,) = sending(workspace)
+    await clock.wait_for_sleepers(1)
+    await clock.advance(5)
+    result = await asyncio.wait_for(send, 10)
+    sdk_agent.release("w1")
+    assert result["state"] == "working" and result["taskId"] == before.task_id
+    (after,) = workspace.read_pending().records
+    assert after.watch_id == before.watch_id  # the same record, now a plain watch
+    assert after.state in ("submitted", "working") and "sender" not in after.extra
+
+
+async def test_orphaned_sending_record_is_adopted_and_a_live_one_waits_for_its_time(
+    make_sdk_agent, workspace: Workspace
+) -> None:
+    """A sender on this host whose process is gone is dead at once; a live one is trusted until its time."""
+    agent = make_sdk_agent(push=False)
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    http = new_http_client()
+    remote = Remote(http, call_timeout=10.0, card_timeout=5.0)
+    clock = SignalClock()
+    registry = WatchRegistry(remote, ClientSettings(), WaitableDelivery({"chat1": workspace}), clock)
+    try:
+        dead, live = [await start_task(remote, workspace, "bot", f"hold o{i}") for i in (1, 2)]
+        gone = await _exited_pid()
+        until_at = (clock.now() + timedelta(seconds=90)).isoformat()
+        for task, pid in ((dead, gone), (live, os.getppid())):
+            sender = {"host": socket.gethostname(), "pid": pid, "instance": "another", "until": until_at}
+            await add_record(
+                workspace, task, "bot", clock, source="subscribe", state="sending", extra={"sender": sender}
+            )
+        await registry.start([workspace])
+        assert [w["taskId"] for w in registry.snapshot()] == [dead.id]
+        by_task = {r.task_id: r for r in workspace.read_pending().records}
+        assert "sender" not in by_task[dead.id].extra and by_task[dead.id].state != "sending"
+        assert by_task[live.id].state == "sending"
+
+        await clock.advance(91)  # the live sender's time ran out: the next rescan adopts its record
+        await registry.rescan(workspace)
+        assert sorted(w["taskId"] for w in registry.snapshot()) == sorted([dead.id, live.id])
+    finally:
+        agent.release("o1")
+        agent.release("o2")
+        await registry.stop()
+        await http.aclose()
+
+
+async def _exited_pid() -> int:
+    proc = await asyncio.create_subprocess_exec("true")
+    await proc.wait()
+    return proc.pid
+
+
+async def test_send_follower_goes_on_as_the_watch(http, workspace: Workspace, make_sdk_agent, monkeypatch) -> None:
+    """Issue 10: when the wait runs out, the same follower (same object, same run) goes on as the watch of this
+    process's registry: no second follow, no second card fetch; the result reaches the chat once."""
+    agent = make_sdk_agent(streaming=False, push=False)  # polled: every check is a GetTask
+    write_agents(workspace, entry("bot", agent))
+    runs: list[tuple[int, bool]] = []
+    follow = Follower.follow
+
+    def counted(self: Follower, conn: Any = None) -> Any:
+        runs.append((id(self), conn is not None))
+        return follow(self, conn)
+
+    monkeypatch.setattr(Follower, "follow", counted)
+    clock = SignalClock()
+    remote = Remote(http, call_timeout=10.0, card_timeout=5.0)
+    delivery = WaitableDelivery({TARGET: workspace})
+    tool = make_tool(http, workspace, clock=clock)
+    registry = WatchRegistry(remote, ClientSettings(), delivery, clock, pool=tool.pool)
+    tool.watches = registry
+    try:
+        send = asyncio.ensure_future(tool.run("send", {"agent": "bot", "message": "hold h1"}, TARGET))
+        await clock.until(lambda sleeps: 5 in sleeps and 0.5 in sleeps)  # the wait, and the first poll's nap
+        await clock.advance(5)
+        result = await asyncio.wait_for(send, 10)
+        assert result["state"] == "working" and len(registry) == 1
+        await clock.until(lambda sleeps: 15.0 in sleeps)  # the watch's first poll nap, on the same follower
+        agent.release("h1")
+        await until(lambda: len(agent.finished) == 1)
+        await clock.advance(15)
+        [(target, text)] = await delivery.wait_for(1)
+        await until(lambda: workspace.read_pending().records == [])  # settled once delivered
+    finally:
+        agent.release("h1")
+        await registry.stop()
+    assert target == TARGET and "released h1" in text
+    assert [sent for _, sent in runs] == [True]  # one run of one follower: the send's
+    assert sum(1 for _, path, _ in agent.requests if path == "/.well-known/agent-card.json") == 1

@@ -1,0 +1,33 @@
+"""A `send` as its own process, for the kill-during-the-wait test: `python -m tests.support.send_process <ws>
+<agent> <message> <wait seconds>`. It sends once with the tool (no watch registry, like the CLI) and prints
+the tool's answer as one JSON line when the wait ends."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+from a2aconsole.core.client import Remote, new_http_client
+from a2aconsole.core.config import ClientSettings
+from a2aconsole.core.tool import A2ATool
+from a2aconsole.core.workspace import Workspace
+
+TARGET = "chat1"
+
+
+async def main(root: str, agent: str, message: str, wait_seconds: str) -> None:
+    ws = Workspace(root)
+    http = new_http_client()
+    tool = A2ATool(
+        Remote(http, call_timeout=10.0, card_timeout=5.0),
+        ClientSettings(wait_seconds=int(wait_seconds)),
+        lambda t: ws if t == TARGET else None,
+    )
+    result = await tool.run("send", {"agent": agent, "message": message}, TARGET)
+    print(json.dumps(result), flush=True)
+    await http.aclose()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(*sys.argv[1:5]))
