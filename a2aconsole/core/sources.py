@@ -17,7 +17,8 @@ from typing import Any
 
 from a2a.types import StreamResponse, Task, TaskStatus
 
-from .client import Connection, RemoteError
+from .call_limits import CallLimits
+from .client import Connection, RemoteError, origin_of
 from .clock import Clock
 from .config import ClientSettings
 from .connections import ConnectionPool
@@ -33,7 +34,6 @@ PUSH_SAFETY = 600.0
 STREAM_CAP = 300.0
 SUBSCRIBE_RETRY = (5.0, 15.0, 30.0)
 SUBSCRIBE_FAILURES = 3
-MAX_CONCURRENT_CHECKS = 16
 
 
 class WatchEnd(Exception):
@@ -111,7 +111,7 @@ class Following:
     settings: ClientSettings
     clock: Clock
     _batch: PendingBatcher
-    _checks: asyncio.Semaphore
+    limits: CallLimits
     _watches: dict[str, WatchState]
 
     def _event(self, kind: str, ws: Workspace, rec: WatchRecord, **kw: Any) -> Event:
@@ -125,7 +125,12 @@ class Following:
         if source == "push":
             return await self._push_loop(w)
         if source == "subscribe":
-            task = await self._subscribe_loop(w)
+            slot = self.limits.stream(self._agent_key(w))
+            if slot is None:  # every stream slot is taken: poll (for this run; the file still says subscribe)
+                w.source = "poll"
+                return await self._poll_loop(w)
+            with slot:
+                task = await self._subscribe_loop(w)
             if task is not None:
                 return task
             await self._set_source(w, "poll", "the stream failed 3 times; polling instead")
@@ -148,9 +153,10 @@ class Following:
                 w.record.push_token = w.record.push_token or secrets.token_urlsafe(32)
                 await self._set_source(w, "push", "")
             try:
-                await conn.create_push(
-                    w.record.task_id, f"{base}/a2a/push/{w.record.watch_id}", w.record.push_token, w.record.watch_id
-                )
+                async with self.limits.call(self._agent_key(w)):
+                    await conn.create_push(
+                        w.record.task_id, f"{base}/a2a/push/{w.record.watch_id}", w.record.push_token, w.record.watch_id
+                    )
             except RemoteError as e:
                 self._note_error(w, e)
                 want = "subscribe" if conn.streaming else "poll"
@@ -191,11 +197,16 @@ class Following:
             raise WatchEnd("agent removed", removed_notice(w.record.agent, w.record.task_id))
         return await self.pool.get(w.ws, entry)
 
+    def _agent_key(self, w: WatchState) -> str:
+        """Whom the call limits count a watch's calls against: its agent's origin (the name, if it left the file)."""
+        entry = self.pool.agents(w.ws).get(w.record.agent)
+        return origin_of(entry.url) if entry is not None else w.record.agent
+
     async def _check(self, w: WatchState) -> Task | None:
         """GetTask once: the task when it settled, None while it runs or when the check failed (passing)."""
         conn: Connection | None = None
         try:
-            async with self._checks:
+            async with self.limits.call(self._agent_key(w)):
                 conn = await self._connection(w)
                 task = await conn.get_task(w.record.task_id)
         except RemoteError as e:
@@ -329,7 +340,8 @@ class Following:
         return "cap"
 
     async def _read_stream(self, w: WatchState, conn: Connection) -> str:
-        async with contextlib.aclosing(conn.subscribe(w.record.task_id)) as events:
+        opened = self.limits.opening(self._agent_key(w), conn.subscribe(w.record.task_id))
+        async with contextlib.aclosing(opened) as events:
             async for ev in events:
                 status = _stream_status(ev)
                 if status is not None:
