@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from a2aconsole.core.call_limits import CallLimits
+from a2aconsole.core.call_limits import AgentSlots, CallLimits
 from a2aconsole.core.client import Remote
 from a2aconsole.core.clock import FakeClock
 from a2aconsole.core.config import ClientSettings
@@ -110,3 +110,20 @@ async def test_subscribe_watches_past_the_stream_limit_poll_and_every_watch_is_r
     finally:
         await registry.stop()
     assert registry.limits.open_streams == 0
+
+
+def test_an_agents_slots_shrink_while_its_calls_take_far_longer_than_its_quickest_and_grow_back() -> None:
+    slots, now = AgentSlots(8), 0.0
+
+    def calls(seconds: float, count: int) -> None:
+        nonlocal now
+        for _ in range(count):
+            now += 0.2
+            slots.took(seconds, now)
+
+    calls(0.002, 20)  # quick answers: all 8 slots
+    assert slots.size == 8
+    calls(0.050, 20)  # 25 times slower: the time goes to queueing in this process, not to the agent
+    assert slots.size <= 2.5
+    calls(0.002, 60)
+    assert slots.size == 8
