@@ -275,6 +275,8 @@ class _KeyMiddleware:
         agent = self.agent
         kind = "streams" if agent.methods[-1] in ("SubscribeToTask", "SendStreamingMessage") else "calls"
         agent.in_flight[kind] += 1
+        if kind == "calls" and scope.get("client"):
+            agent.call_ports.append(scope["client"][1])
         agent.most_in_flight[kind] = max(agent.most_in_flight[kind], agent.in_flight[kind])
         try:
             if agent.hold_calls and kind == "calls":
@@ -369,6 +371,7 @@ class TestAgent:
         self.in_flight: Counter[str] = Counter()
         self.most_in_flight: Counter[str] = Counter()
         self.hold_calls = False
+        self.call_ports: list[int] = []  # the client's port of every call: a new port is a new connection
         self._gates: dict[str, asyncio.Event] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         # proto given explicitly: asyncio sets TCP_NODELAY only on IPPROTO_TCP sockets; without it every
