@@ -11,7 +11,9 @@ answer, and 8 at once keep a restore fast; calls to one close by (loopback) spen
 once only queue work in front of the pages sharing the loop (and cost more CPU per call than 2 or 3 at once).
 So while an agent's calls take over twice its quickest lately, its slots shrink (to 2 at the least); they grow
 back by one while they do not. Measured on a restore of 2,000 loopback watches: 9 s instead of 14, 10% less CPU, and
-pages twice as fast meanwhile.
+pages twice as fast meanwhile. A watch's first call goes before routine checks (a restored watch's task may have
+ended while no worker ran; a poll that is due can wait a little), and while calls queue, the watches leave the
+process a little CPU for its pages (`CpuShare`).
 
 Open streams (SubscribeToTask) hold a connection each for minutes: a watch takes a stream slot for as long as
 it subscribes, and one that finds none left polls instead. The shared client's pool is sized from these
@@ -24,6 +26,7 @@ import asyncio
 import contextlib
 import logging
 import math
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from typing import TypeVar
@@ -37,54 +40,63 @@ CALLS_TOTAL = 16
 TOLERANCE = 2.0
 QUICKEST_PERIOD = 10.0
 ADJUST_EVERY = 0.1
+# the watches' calls start only while the process used under CPU_SHARE of a CPU over the last CPU_WINDOW seconds
+CPU_SHARE = 0.85
+CPU_WINDOW = 0.1
 STREAMS_PER_AGENT = 50
 STREAMS_TOTAL = 100
 
 T = TypeVar("T")
 
 
-class AgentSlots:
-    """The call slots of one agent: at most `most` at once, first come first served; fewer while its calls take
-    much longer than its quickest lately (a gradient limit, as TCP Vegas): their time then goes to waiting in
-    this process, and more at once would only queue more work in front of the pages sharing the loop."""
+class Slots:
+    """At most `size` holders at once; waiters are served first come first served, a watch's first call (`first`:
+    it has not reached its agent since it was armed or restored) before the others. With `most` given, the size
+    follows the calls' times (`took`): fewer slots while calls take much longer than the quickest lately (a
+    gradient limit, as TCP Vegas), as their time then goes to waiting in this process, and more at once would
+    only queue more work in front of the pages sharing the loop."""
 
     def __init__(self, most: int) -> None:
         self.most = most
         self.size = float(most)
         self.held = 0
-        self._queue: deque[asyncio.Future[None]] = deque()
+        self._queues: tuple[deque[asyncio.Future[None]], deque[asyncio.Future[None]]] = (deque(), deque())
         self._average: float | None = None
         self._quickest = (math.inf, math.inf)  # this period's and the last one's
         self._period = self._adjusted = -math.inf
 
-    async def __aenter__(self) -> None:
-        if self.held < int(self.size) and not self._queue:
+    @contextlib.asynccontextmanager
+    async def hold(self, first: bool = False) -> AsyncIterator[None]:
+        await self._acquire(self._queues[0 if first else 1])
+        try:
+            yield
+        finally:
+            self.held -= 1
+            self._grant()
+
+    async def _acquire(self, queue: deque[asyncio.Future[None]]) -> None:
+        if self.held < int(self.size) and not any(self._queues):
             self.held += 1
             return
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.append(fut)
+        queue.append(fut)
         try:
             await fut
         except asyncio.CancelledError:
             if fut.done() and not fut.cancelled():  # granted, then cancelled before it ran: pass the slot on
-                self._release()
-            elif fut in self._queue:
-                self._queue.remove(fut)
+                self.held -= 1
+                self._grant()
+            elif fut in queue:
+                queue.remove(fut)
             raise
 
-    async def __aexit__(self, *exc: object) -> None:
-        self._release()
-
-    def _release(self) -> None:
-        self.held -= 1
-        self._grant()
-
     def _grant(self) -> None:
-        while self._queue and self.held < int(self.size):
-            fut = self._queue.popleft()
-            if not fut.done():
-                self.held += 1
-                fut.set_result(None)
+        for queue in self._queues:
+            while queue and self.held < int(self.size):
+                fut = queue.popleft()
+                if not fut.done():
+                    self.held += 1
+                    fut.set_result(None)
 
     def took(self, seconds: float, now: float) -> None:
         """A call took `seconds`: every ADJUST_EVERY, the size follows the quickest call over the average."""
@@ -100,6 +112,25 @@ class AgentSlots:
         self._grant()
 
 
+class CpuShare:
+    """How much CPU the process used lately (all its threads: the pages' too), measured every CPU_WINDOW."""
+
+    def __init__(self, share: float = CPU_SHARE) -> None:
+        self.share = share
+        self.used = 0.0
+        self._mark = (time.monotonic(), time.process_time())
+
+    def pause(self) -> float:
+        """0 while the process used no more than its share; else the seconds until the next measure."""
+        now, cpu = time.monotonic(), time.process_time()
+        began, cpu_then = self._mark
+        if now - began >= CPU_WINDOW:
+            self.used = (cpu - cpu_then) / (now - began)
+            self._mark = (now, cpu)
+            began = now
+        return max(0.0, began + CPU_WINDOW - now) if self.used > self.share else 0.0
+
+
 class CallLimits:
     """Slots for the watches' remote calls and open streams; an agent is named by a key (its URL's origin)."""
 
@@ -113,47 +144,57 @@ class CallLimits:
         self.calls_per_agent = calls_per_agent
         self.streams_per_agent = streams_per_agent
         self.streams_total = streams_total
-        self._total = asyncio.Semaphore(calls_total)
-        self._agents: dict[str, AgentSlots] = {}
+        self._total = Slots(calls_total)
+        self.cpu = CpuShare()
+        self._agents: dict[str, Slots] = {}
         self._streams: dict[str, int] = {}
         self._open = 0
-        self.waiting = 0  # calls queued for a slot now (the restore arms more watches only while few wait)
+        self.waiting = 0  # calls queued for a slot now
+        self.waiting_first = 0  # of which first calls (the restore arms more watches only while few wait)
         self._room: list[tuple[int, asyncio.Future[None]]] = []
         self._refusing = False
 
     @contextlib.asynccontextmanager
-    async def call(self, agent: str) -> AsyncIterator[None]:
+    async def call(self, agent: str, *, first: bool = False) -> AsyncIterator[None]:
         """Hold a slot of `agent` and one of the process for one remote call. The agent's slot is taken first,
-        so calls queued for a slow agent hold none of the process's slots while they wait."""
+        so calls queued for a slow agent hold none of the process's slots while they wait. A watch's `first`
+        call goes before the others (a restored watch whose task may have ended goes before a routine poll).
+        While calls queue and the process used more than its CPU share lately, a call waits up to CPU_WINDOW
+        before it starts, so pages served meanwhile get the CPU."""
         own = self._agents.get(agent)
         if own is None:
-            own = self._agents[agent] = AgentSlots(self.calls_per_agent)
+            own = self._agents[agent] = Slots(self.calls_per_agent)
         self.waiting += 1
+        self.waiting_first += first
         queued = True
         try:
-            async with own, self._total:
+            async with own.hold(first), self._total.hold(first):
                 queued = False
-                self._dequeue()
+                self._dequeue(first)
+                pause = self.cpu.pause() if self.waiting else 0.0
+                if pause:
+                    await asyncio.sleep(pause)
                 loop = asyncio.get_running_loop()
                 began = loop.time()
                 yield
                 own.took(loop.time() - began, loop.time())
         finally:
             if queued:  # cancelled while waiting
-                self._dequeue()
+                self._dequeue(first)
 
-    def _dequeue(self) -> None:
+    def _dequeue(self, first: bool) -> None:
         """One call left the queue: wake whoever waits for room."""
         self.waiting -= 1
-        ready = [e for e in self._room if self.waiting <= e[0]]
+        self.waiting_first -= first
+        ready = [e for e in self._room if self.waiting_first <= e[0]]
         for entry in ready:
             self._room.remove(entry)
             if not entry[1].done():
                 entry[1].set_result(None)
 
     async def room(self, backlog: int) -> None:
-        """Return once no more than `backlog` calls wait for a slot."""
-        while self.waiting > backlog:
+        """Return once no more than `backlog` first calls wait for a slot."""
+        while self.waiting_first > backlog:
             fut = asyncio.get_running_loop().create_future()
             entry = (backlog, fut)
             self._room.append(entry)
@@ -163,10 +204,10 @@ class CallLimits:
                 if entry in self._room:
                     self._room.remove(entry)
 
-    async def opening(self, agent: str, events: AsyncIterator[T]) -> AsyncIterator[T]:
+    async def opening(self, agent: str, events: AsyncIterator[T], *, first: bool = False) -> AsyncIterator[T]:
         """A stream whose opening (the request until its first event) holds a call slot; the rest does not."""
         async with contextlib.aclosing(events):  # type: ignore[type-var]
-            async with self.call(agent):
+            async with self.call(agent, first=first):
                 try:
                     first = await anext(events)
                 except StopAsyncIteration:

@@ -153,7 +153,7 @@ class Following:
                 w.record.push_token = w.record.push_token or secrets.token_urlsafe(32)
                 await self._set_source(w, "push", "")
             try:
-                async with self.limits.call(self._agent_key(w)):
+                async with self.limits.call(self._agent_key(w), first=w.checked_at is None):
                     await conn.create_push(
                         w.record.task_id, f"{base}/a2a/push/{w.record.watch_id}", w.record.push_token, w.record.watch_id
                     )
@@ -206,7 +206,7 @@ class Following:
         """GetTask once: the task when it settled, None while it runs or when the check failed (passing)."""
         conn: Connection | None = None
         try:
-            async with self.limits.call(self._agent_key(w)):
+            async with self.limits.call(self._agent_key(w), first=w.checked_at is None):
                 conn = await self._connection(w)
                 task = await conn.get_task(w.record.task_id)
         except RemoteError as e:
@@ -340,7 +340,7 @@ class Following:
         return "cap"
 
     async def _read_stream(self, w: WatchState, conn: Connection) -> str:
-        opened = self.limits.opening(self._agent_key(w), conn.subscribe(w.record.task_id))
+        opened = self.limits.opening(self._agent_key(w), conn.subscribe(w.record.task_id), first=w.checked_at is None)
         async with contextlib.aclosing(opened) as events:
             async for ev in events:
                 status = _stream_status(ev)

@@ -52,8 +52,8 @@ log = logging.getLogger(__name__)
 
 DELIVERY_RETRY = (30.0, 60.0, 120.0, 300.0)
 FLUSH_DELAY = 1.0
-# Restored watches start following in batches, each once no more than RESTORE_BACKLOG calls wait for a slot:
-# the loop stays free for pages and signals, and a push's check waits behind a few hundred calls, not 10,000.
+# Restored watches start following in batches, each once no more than RESTORE_BACKLOG first calls wait for a
+# slot: the loop stays free for pages and signals, and a push's check waits behind a few hundred calls, not 10,000.
 RESTORE_BATCH = 100
 RESTORE_BACKLOG = 100
 
@@ -378,7 +378,7 @@ class WatchRegistry(Following):
             if entry is None or self.pool.cached(ws, name) is not None or (ws.root, name) in unreachable:
                 return
             try:
-                async with self.limits.call(origin_of(entry.url)):
+                async with self.limits.call(origin_of(entry.url), first=True):
                     await self.pool.get(ws, entry)
             except Exception:
                 unreachable.add((ws.root, name))

@@ -3,12 +3,13 @@ holds no more streams open than the stream limits, and still re-arms every watch
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator
 
 import pytest
 
-from a2aconsole.core.call_limits import AgentSlots, CallLimits
+from a2aconsole.core.call_limits import CallLimits, Slots
 from a2aconsole.core.client import Remote
 from a2aconsole.core.clock import FakeClock
 from a2aconsole.core.config import ClientSettings
@@ -68,7 +69,10 @@ async def test_a_restore_keeps_to_the_call_limits_per_agent_and_in_all_and_rearm
         await registry.start([workspace])
         queued = 2 * WATCHES - TOTAL
         await eventually(
-            lambda: sum(a.in_flight["calls"] for a in agents.values()) == TOTAL and registry.limits.waiting == queued,
+            lambda: (
+                sum(a.in_flight["calls"] for a in agents.values()) == TOTAL
+                and registry.limits.waiting == registry.limits.waiting_first == queued  # restored: first calls
+            ),
             what=f"{TOTAL} calls held at the agents and {queued} queued in the console",
         )
         # the rest wait in the console, not at the agents: no agent over its limit, both together at the total
@@ -113,7 +117,7 @@ async def test_subscribe_watches_past_the_stream_limit_poll_and_every_watch_is_r
 
 
 def test_an_agents_slots_shrink_while_its_calls_take_far_longer_than_its_quickest_and_grow_back() -> None:
-    slots, now = AgentSlots(8), 0.0
+    slots, now = Slots(8), 0.0
 
     def calls(seconds: float, count: int) -> None:
         nonlocal now
@@ -127,3 +131,28 @@ def test_an_agents_slots_shrink_while_its_calls_take_far_longer_than_its_quickes
     assert slots.size <= 2.5
     calls(0.002, 60)
     assert slots.size == 8
+
+
+async def test_a_watchs_first_call_goes_before_routine_calls_queued_earlier() -> None:
+    slots = Slots(1)
+    order: list[str] = []
+    held = asyncio.Event()
+    go = asyncio.Event()
+
+    async def call(name: str, first: bool) -> None:
+        async with slots.hold(first):
+            order.append(name)
+            if name == "holder":
+                held.set()
+                await go.wait()
+
+    holder = asyncio.ensure_future(call("holder", False))
+    await held.wait()
+    routine = asyncio.ensure_future(call("poll", False))  # queued first
+    await asyncio.sleep(0)  # (a yield, not a wait: lets it queue)
+    restored = asyncio.ensure_future(call("restored", True))
+    await asyncio.sleep(0)
+    go.set()
+    await asyncio.gather(holder, routine, restored)
+    assert order == ["holder", "restored", "poll"]
+    assert slots.held == 0
