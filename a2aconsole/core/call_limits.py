@@ -122,9 +122,10 @@ class CpuShare:
 
     def pause(self) -> float:
         """0 while the process used no more than its share; else the seconds until the next measure."""
-        now, cpu = time.monotonic(), time.process_time()
+        now = time.monotonic()
         began, cpu_then = self._mark
-        if now - began >= CPU_WINDOW:
+        if now - began >= CPU_WINDOW:  # the process's CPU clock is a slower call: read once a window
+            cpu = time.process_time()
             self.used = (cpu - cpu_then) / (now - began)
             self._mark = (now, cpu)
             began = now
