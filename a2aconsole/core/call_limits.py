@@ -6,14 +6,16 @@ connections (a profile of such a restore: 87% of the CPU in that bookkeeping, no
 watch makes (create push config, open a stream, GetTask, remove push config) takes a slot of its agent and a
 slot of the process first; the rest wait their turn, first come first served.
 
-An agent's slots follow how long its calls take: calls to an agent far away spend their time waiting for its
-answer, and 8 at once keep a restore fast; calls to one close by (loopback) spend it in this process, where 8 at
-once only queue work in front of the pages sharing the loop (and cost more CPU per call than 2 or 3 at once).
-So while an agent's calls take over twice its quickest lately, its slots shrink (to 2 at the least); they grow
-back by one while they do not. Measured on a restore of 2,000 loopback watches: 9 s instead of 14, 10% less CPU, and
-pages twice as fast meanwhile. A watch's first call goes before routine checks (a restored watch's task may have
-ended while no worker ran; a poll that is due can wait a little), and while calls queue, the watches leave the
-process a little CPU for its pages (`CpuShare`).
+An agent's slots follow the process's load: calls to an agent far away spend their time waiting for its answer,
+and 8 at once keep a restore fast; calls to one close by (loopback) spend it in this process, where 8 at once
+only queue work in front of the pages sharing the loop (and cost more CPU per call than 2 or 3 at once). So while
+the process uses more than 85% of a CPU, an agent's slots halve (to 2 at the least) every 0.1 s; they grow back
+by one while it does not. (A first version shrank them while calls took much longer than the agent's quickest, as
+TCP Vegas does: it read an agent's steady 40 ms delayed ACK as congestion, and polled 4 times slower.)
+
+A watch's first call goes before routine checks (a restored watch's task may have ended while no worker ran; a
+poll that is due can wait a little), and while calls queue, the watches leave the process some CPU for its
+pages (`CpuShare`).
 
 Open streams (SubscribeToTask) hold a connection each for minutes: a watch takes a stream slot for as long as
 it subscribes, and one that finds none left polls instead. The shared client's pool is sized from these
@@ -35,11 +37,9 @@ log = logging.getLogger(__name__)
 
 CALLS_PER_AGENT = 8
 CALLS_TOTAL = 16
-# an agent's slots shrink while its calls take over TOLERANCE times its quickest of the last QUICKEST_PERIOD or
-# two (real seconds), and grow back by one every ADJUST_EVERY seconds while they do not
-TOLERANCE = 2.0
-QUICKEST_PERIOD = 10.0
+# every ADJUST_EVERY seconds an agent's slots halve (to FEWEST) while the process is busy, else grow by one
 ADJUST_EVERY = 0.1
+FEWEST = 2
 # the watches' calls start only while the process used under CPU_SHARE of a CPU over the last CPU_WINDOW seconds
 CPU_SHARE = 0.85
 CPU_WINDOW = 0.1
@@ -52,18 +52,16 @@ T = TypeVar("T")
 class Slots:
     """At most `size` holders at once; waiters are served first come first served, a watch's first call (`first`:
     it has not reached its agent since it was armed or restored) before the others. With `most` given, the size
-    follows the calls' times (`took`): fewer slots while calls take much longer than the quickest lately (a
-    gradient limit, as TCP Vegas), as their time then goes to waiting in this process, and more at once would
-    only queue more work in front of the pages sharing the loop."""
+    follows the process's load (`adjust`): fewer slots while the process is busy, as the calls' time then goes to
+    work in this process, and more at once would only queue more of it in front of the pages sharing the loop;
+    all of them while it is not, as the time then goes to waiting for the agent."""
 
     def __init__(self, most: int) -> None:
         self.most = most
         self.size = float(most)
         self.held = 0
         self._queues: tuple[deque[asyncio.Future[None]], deque[asyncio.Future[None]]] = (deque(), deque())
-        self._average: float | None = None
-        self._quickest = (math.inf, math.inf)  # this period's and the last one's
-        self._period = self._adjusted = -math.inf
+        self._adjusted = -math.inf
 
     @contextlib.asynccontextmanager
     async def hold(self, first: bool = False) -> AsyncIterator[None]:
@@ -98,18 +96,16 @@ class Slots:
                     self.held += 1
                     fut.set_result(None)
 
-    def took(self, seconds: float, now: float) -> None:
-        """A call took `seconds`: every ADJUST_EVERY, the size follows the quickest call over the average."""
-        self._average = seconds if self._average is None else self._average * 0.9 + seconds * 0.1
-        if now - self._period > QUICKEST_PERIOD:
-            self._quickest, self._period = (math.inf, self._quickest[0]), now
-        self._quickest = (min(self._quickest[0], seconds), self._quickest[1])
+    def adjust(self, busy: bool, now: float) -> None:
+        """Every ADJUST_EVERY: half the slots (FEWEST at the least) while the process is `busy`, else one more."""
         if now - self._adjusted < ADJUST_EVERY:
             return
         self._adjusted = now
-        gradient = min(1.0, max(0.5, TOLERANCE * min(self._quickest) / max(self._average, 1e-6)))
-        self.size = min(float(self.most), max(1.0, self.size * gradient + 1.0))
-        self._grant()
+        if busy:
+            self.size = max(float(min(FEWEST, self.most)), self.size / 2)
+        elif self.size < self.most:
+            self.size += 1
+            self._grant()
 
 
 class CpuShare:
@@ -120,16 +116,19 @@ class CpuShare:
         self.used = 0.0
         self._mark = (time.monotonic(), time.process_time())
 
-    def pause(self) -> float:
-        """0 while the process used no more than its share; else the seconds until the next measure."""
+    def over(self) -> bool:
+        """Whether the process used more than its share in the last window measured."""
         now = time.monotonic()
         began, cpu_then = self._mark
         if now - began >= CPU_WINDOW:  # the process's CPU clock is a slower call: read once a window
             cpu = time.process_time()
             self.used = (cpu - cpu_then) / (now - began)
             self._mark = (now, cpu)
-            began = now
-        return max(0.0, began + CPU_WINDOW - now) if self.used > self.share else 0.0
+        return self.used > self.share
+
+    def pause(self) -> float:
+        """0 while the process used no more than its share; else the seconds until the next measure."""
+        return max(0.0, self._mark[0] + CPU_WINDOW - time.monotonic()) if self.over() else 0.0
 
 
 class CallLimits:
@@ -141,12 +140,13 @@ class CallLimits:
         calls_total: int = CALLS_TOTAL,
         streams_per_agent: int = STREAMS_PER_AGENT,
         streams_total: int = STREAMS_TOTAL,
+        cpu_share: float = CPU_SHARE,
     ) -> None:
         self.calls_per_agent = calls_per_agent
         self.streams_per_agent = streams_per_agent
         self.streams_total = streams_total
         self._total = Slots(calls_total)
-        self.cpu = CpuShare()
+        self.cpu = CpuShare(cpu_share)
         self._agents: dict[str, Slots] = {}
         self._streams: dict[str, int] = {}
         self._open = 0
@@ -175,10 +175,8 @@ class CallLimits:
                 pause = self.cpu.pause() if self.waiting else 0.0
                 if pause:
                     await asyncio.sleep(pause)
-                loop = asyncio.get_running_loop()
-                began = loop.time()
                 yield
-                own.took(loop.time() - began, loop.time())
+                own.adjust(self.cpu.over(), time.monotonic())
         finally:
             if queued:  # cancelled while waiting
                 self._dequeue(first)

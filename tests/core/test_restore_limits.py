@@ -4,6 +4,7 @@ holds no more streams open than the stream limits, and still re-arms every watch
 from __future__ import annotations
 
 import asyncio
+import math
 from collections import Counter
 from collections.abc import AsyncIterator
 
@@ -60,7 +61,7 @@ async def test_a_restore_keeps_to_the_call_limits_per_agent_and_in_all_and_rearm
         workspace,
         agents,
         "push",
-        CallLimits(calls_per_agent=PER_AGENT, calls_total=TOTAL),
+        CallLimits(calls_per_agent=PER_AGENT, calls_total=TOTAL, cpu_share=math.inf),  # (the test's CPU aside)
         push_base_url="http://127.0.0.1:9/console",
     )
     for a in agents.values():
@@ -98,7 +99,8 @@ async def test_subscribe_watches_past_the_stream_limit_poll_and_every_watch_is_r
     make_agent, workspace, remote
 ) -> None:
     agent = make_agent(push=False)  # streaming only: restored watches subscribe
-    registry = await restored(remote, workspace, {"bot": agent}, "subscribe", CallLimits(streams_per_agent=3))
+    limits = CallLimits(streams_per_agent=3, cpu_share=math.inf)
+    registry = await restored(remote, workspace, {"bot": agent}, "subscribe", limits)
     try:
         await registry.start([workspace])
         await eventually(
@@ -116,20 +118,22 @@ async def test_subscribe_watches_past_the_stream_limit_poll_and_every_watch_is_r
     assert registry.limits.open_streams == 0
 
 
-def test_an_agents_slots_shrink_while_its_calls_take_far_longer_than_its_quickest_and_grow_back() -> None:
+def test_an_agents_slots_halve_while_the_process_is_busy_and_grow_back_while_it_is_not() -> None:
     slots, now = Slots(8), 0.0
 
-    def calls(seconds: float, count: int) -> None:
+    def calls(busy: bool, count: int) -> None:
         nonlocal now
         for _ in range(count):
             now += 0.2
-            slots.took(seconds, now)
+            slots.adjust(busy, now)
 
-    calls(0.002, 20)  # quick answers: all 8 slots
+    calls(False, 5)  # the calls' time goes to waiting for the agent: all 8 slots
     assert slots.size == 8
-    calls(0.050, 20)  # 25 times slower: the time goes to queueing in this process, not to the agent
-    assert slots.size <= 2.5
-    calls(0.002, 60)
+    calls(True, 1)  # the process is busy: the time goes to work here, more at once only queue it
+    assert slots.size == 4
+    calls(True, 5)
+    assert slots.size == 2  # never fewer than 2
+    calls(False, 10)
     assert slots.size == 8
 
 
