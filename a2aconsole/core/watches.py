@@ -127,6 +127,7 @@ class WatchRegistry(Following):
         tasks += list(self._background) + list(self._retries.values())
         self._watches.clear()
         self._by_task.clear()
+        self._restoring.clear()
         for t in tasks:
             t.cancel()
         if tasks:
