@@ -43,6 +43,7 @@ FEWEST = 2
 # the watches' calls start only while the process used under CPU_SHARE of a CPU over the last CPU_WINDOW seconds
 CPU_SHARE = 0.85
 CPU_WINDOW = 0.1
+BULK = 32  # calls queued at once: bulk work (a restore, a wave of polls), not one chat's watches
 STREAMS_PER_AGENT = 50
 STREAMS_TOTAL = 100
 
@@ -160,7 +161,7 @@ class CallLimits:
         """Hold a slot of `agent` and one of the process for one remote call. The agent's slot is taken first,
         so calls queued for a slow agent hold none of the process's slots while they wait. A watch's `first`
         call goes before the others (a restored watch whose task may have ended goes before a routine poll).
-        While calls queue and the process used more than its CPU share lately, a call waits up to CPU_WINDOW
+        While BULK calls queue and the process used more than its CPU share lately, a call waits up to CPU_WINDOW
         before it starts, so pages served meanwhile get the CPU."""
         own = self._agents.get(agent)
         if own is None:
@@ -172,7 +173,7 @@ class CallLimits:
             async with own.hold(first), self._total.hold(first):
                 queued = False
                 self._dequeue(first)
-                pause = self.cpu.pause() if self.waiting else 0.0
+                pause = self.cpu.pause() if self.waiting >= BULK else 0.0
                 if pause:
                     await asyncio.sleep(pause)
                 yield
