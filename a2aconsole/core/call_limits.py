@@ -9,9 +9,10 @@ slot of the process first; the rest wait their turn, first come first served.
 An agent's slots follow the process's load: calls to an agent far away spend their time waiting for its answer,
 and 8 at once keep a restore fast; calls to one close by (loopback) spend it in this process, where 8 at once
 only queue work in front of the pages sharing the loop (and cost more CPU per call than 2 or 3 at once). So while
-the process uses more than 85% of a CPU, an agent's slots halve (to 2 at the least) every 0.1 s; they grow back
-by one while it does not. (A first version shrank them while calls took much longer than the agent's quickest, as
-TCP Vegas does: it read an agent's steady 40 ms delayed ACK as congestion, and polled 4 times slower.)
+the process uses more than half a CPU and an agent's calls take under 20 ms on average (it is close by), its
+slots halve (to 2 at the least) every 0.1 s; they grow back by one while not. (A first version shrank them while
+calls took much longer than the agent's quickest, as TCP Vegas does: it read an agent's steady 40 ms delayed ACK
+as congestion, and polled 4 times slower.)
 
 A watch's first call goes before routine checks (a restored watch's task may have ended while no worker ran; a
 poll that is due can wait a little), and while calls queue, the watches leave the process some CPU for its
@@ -37,9 +38,12 @@ log = logging.getLogger(__name__)
 
 CALLS_PER_AGENT = 8
 CALLS_TOTAL = 16
-# every ADJUST_EVERY seconds an agent's slots halve (to FEWEST) while the process is busy, else grow by one
+# every ADJUST_EVERY seconds an agent's slots halve (to FEWEST) while the process used over BUSY of a CPU and
+# the agent's calls are QUICK (close by: their time is this process's work), else they grow by one
 ADJUST_EVERY = 0.1
 FEWEST = 2
+BUSY = 0.5
+QUICK = 0.02
 # the watches' calls start only while the process used under CPU_SHARE of a CPU over the last CPU_WINDOW seconds
 CPU_SHARE = 0.85
 CPU_WINDOW = 0.1
@@ -63,6 +67,7 @@ class Slots:
         self.held = 0
         self._queues: tuple[deque[asyncio.Future[None]], deque[asyncio.Future[None]]] = (deque(), deque())
         self._adjusted = -math.inf
+        self.average: float | None = None
 
     @contextlib.asynccontextmanager
     async def hold(self, first: bool = False) -> AsyncIterator[None]:
@@ -97,12 +102,14 @@ class Slots:
                     self.held += 1
                     fut.set_result(None)
 
-    def adjust(self, busy: bool, now: float) -> None:
-        """Every ADJUST_EVERY: half the slots (FEWEST at the least) while the process is `busy`, else one more."""
+    def adjust(self, busy: bool, took: float, now: float) -> None:
+        """A call took `took` seconds. Every ADJUST_EVERY: half the slots (FEWEST at the least) while the process
+        is `busy` and calls are QUICK on average, else one more."""
+        self.average = took if self.average is None else self.average * 0.9 + took * 0.1
         if now - self._adjusted < ADJUST_EVERY:
             return
         self._adjusted = now
-        if busy:
+        if busy and self.average < QUICK:
             self.size = max(float(min(FEWEST, self.most)), self.size / 2)
         elif self.size < self.most:
             self.size += 1
@@ -142,12 +149,14 @@ class CallLimits:
         streams_per_agent: int = STREAMS_PER_AGENT,
         streams_total: int = STREAMS_TOTAL,
         cpu_share: float = CPU_SHARE,
+        busy_share: float = BUSY,
     ) -> None:
         self.calls_per_agent = calls_per_agent
         self.streams_per_agent = streams_per_agent
         self.streams_total = streams_total
         self._total = Slots(calls_total)
         self.cpu = CpuShare(cpu_share)
+        self.busy_share = busy_share
         self._agents: dict[str, Slots] = {}
         self._streams: dict[str, int] = {}
         self._open = 0
@@ -176,8 +185,10 @@ class CallLimits:
                 pause = self.cpu.pause() if self.waiting >= BULK else 0.0
                 if pause:
                     await asyncio.sleep(pause)
+                began = time.monotonic()
                 yield
-                own.adjust(self.cpu.over(), time.monotonic())
+                now = time.monotonic()
+                own.adjust(self.cpu.over() or self.cpu.used > self.busy_share, now - began, now)
         finally:
             if queued:  # cancelled while waiting
                 self._dequeue(first)

@@ -61,7 +61,7 @@ async def test_a_restore_keeps_to_the_call_limits_per_agent_and_in_all_and_rearm
         workspace,
         agents,
         "push",
-        CallLimits(calls_per_agent=PER_AGENT, calls_total=TOTAL, cpu_share=math.inf),  # (the test's CPU aside)
+        CallLimits(calls_per_agent=PER_AGENT, calls_total=TOTAL, cpu_share=math.inf, busy_share=math.inf),
         push_base_url="http://127.0.0.1:9/console",
     )
     for a in agents.values():
@@ -99,7 +99,7 @@ async def test_subscribe_watches_past_the_stream_limit_poll_and_every_watch_is_r
     make_agent, workspace, remote
 ) -> None:
     agent = make_agent(push=False)  # streaming only: restored watches subscribe
-    limits = CallLimits(streams_per_agent=3, cpu_share=math.inf)
+    limits = CallLimits(streams_per_agent=3, cpu_share=math.inf, busy_share=math.inf)  # (the test's CPU aside)
     registry = await restored(remote, workspace, {"bot": agent}, "subscribe", limits)
     try:
         await registry.start([workspace])
@@ -118,22 +118,20 @@ async def test_subscribe_watches_past_the_stream_limit_poll_and_every_watch_is_r
     assert registry.limits.open_streams == 0
 
 
-def test_an_agents_slots_halve_while_the_process_is_busy_and_grow_back_while_it_is_not() -> None:
+def test_an_agents_slots_halve_while_the_process_is_busy_with_quick_calls_and_grow_back_while_not() -> None:
     slots, now = Slots(8), 0.0
 
-    def calls(busy: bool, count: int) -> None:
+    def calls(busy: bool, took: float, count: int) -> None:
         nonlocal now
         for _ in range(count):
             now += 0.2
-            slots.adjust(busy, now)
+            slots.adjust(busy, took, now)
 
-    calls(False, 5)  # the calls' time goes to waiting for the agent: all 8 slots
+    calls(True, 0.050, 5)  # busy, but the calls' time goes to waiting for an agent far away: all 8 slots
     assert slots.size == 8
-    calls(True, 1)  # the process is busy: the time goes to work here, more at once only queue it
-    assert slots.size == 4
-    calls(True, 5)
-    assert slots.size == 2  # never fewer than 2
-    calls(False, 10)
+    calls(True, 0.002, 20)  # busy with quick calls: their time is this process's work, more at once only queue it
+    assert slots.size == 2  # halved down to 2, never fewer
+    calls(False, 0.002, 10)
     assert slots.size == 8
 
 
