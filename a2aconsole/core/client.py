@@ -57,6 +57,7 @@ from . import metrics
 from .agents import AgentEntry, mask_url
 from .answer_budget import AnswerEncoded, AnswerTooLarge, bound_answers, megabytes
 from .attachments import Attachment
+from .call_limits import CALLS_TOTAL, STREAMS_TOTAL
 from .config import ClientSettings
 from .errors import A2AConsoleError
 
@@ -64,6 +65,10 @@ KEY_ORIGIN_HEADER = "x-a2aconsole-key-origin"
 _SECRET_HEADERS = ("x-api-key", "authorization")
 BINDINGS = ["JSONRPC", "HTTP+JSON"]
 MAX_CARD_BYTES = 1024 * 1024  # real cards are a few KB; a bigger one is a mistake or an attack
+# Room for every stream the watches may hold open, their calls, and the tool's own calls (sends, statuses, cards).
+# Every connection may stay alive: httpcore closes an idle one whenever the pool holds more connections in all
+# (streams too) than its keep-alive limit, so a lower limit makes every call beside open streams connect anew.
+MAX_CONNECTIONS = STREAMS_TOTAL + CALLS_TOTAL + 64
 
 
 def outgoing_message(
@@ -148,7 +153,7 @@ def new_http_client(max_response_bytes: int | None = None) -> httpx.AsyncClient:
     return httpx.AsyncClient(
         follow_redirects=False,
         timeout=httpx.Timeout(60.0, connect=10.0),
-        limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+        limits=httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS),
         headers={"A2A-Version": "1.0", "Accept-Encoding": "identity"},
         event_hooks={"request": [_guard_key], "response": [bound_answers(limit)]},
     )

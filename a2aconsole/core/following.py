@@ -29,7 +29,8 @@ from typing import Any, Protocol
 
 from a2a.types import Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatus
 
-from .client import Connection, RemoteError
+from .call_limits import CallLimits
+from .client import Connection, RemoteError, origin_of
 from .clock import Clock
 from .config import ClientSettings
 from .connections import ConnectionPool
@@ -46,7 +47,6 @@ PUSH_SAFETY = 600.0
 STREAM_CAP = 300.0
 SUBSCRIBE_RETRY = (5.0, 15.0, 30.0)
 SUBSCRIBE_FAILURES = 3
-MAX_CONCURRENT_CHECKS = 16
 SEND_POLL_FIRST = 0.5
 SEND_POLL_MAX = 2.0
 PROGRESS_CHARS = 1024  # what a progress event keeps of a status message or an artifact update
@@ -95,7 +95,7 @@ class FollowHost(Protocol):
     pool: ConnectionPool
     settings: ClientSettings
     clock: Clock
-    checks: asyncio.Semaphore  # bounds the GetTasks of all followers together
+    limits: CallLimits  # bounds the remote calls and open streams of all followers, per agent and in all
 
     async def save_source(self, follower: Follower, source: str) -> bool:
         """Write the follower's new source (and push token) to its record; False when the record is gone."""
@@ -169,7 +169,12 @@ class Follower:
         if source == "push":
             return await self._push_loop()
         if source == "subscribe":
-            task = await self._subscribe_loop()
+            slot = self.host.limits.stream(self._agent_key())
+            if slot is None:  # every stream slot is taken: poll (for this run; the file still says subscribe)
+                self.source = "poll"
+                return await self._poll_loop()
+            with slot:
+                task = await self._subscribe_loop()
             if task is not None:
                 return task
             await self._set_source("poll", "the stream failed 3 times; polling instead")
@@ -279,12 +284,13 @@ class Follower:
                 self.record.push_token = self.record.push_token or secrets.token_urlsafe(32)
                 await self._set_source("push", "")
             try:
-                await conn.create_push(
-                    self.record.task_id,
-                    f"{base}/a2a/push/{self.record.watch_id}",
-                    self.record.push_token,
-                    self.record.watch_id,
-                )
+                async with self.host.limits.call(self._agent_key(), first=self.checked_at is None):
+                    await conn.create_push(
+                        self.record.task_id,
+                        f"{base}/a2a/push/{self.record.watch_id}",
+                        self.record.push_token,
+                        self.record.watch_id,
+                    )
             except RemoteError as e:
                 self._note_error(e)
                 want = "subscribe" if conn.streaming else "poll"
@@ -315,11 +321,16 @@ class Follower:
             raise WatchEnd("agent removed", removed_notice(self.record.agent, self.record.task_id))
         return await self.host.pool.get(self.ws, entry)
 
+    def _agent_key(self) -> str:
+        """Whom the call limits count this watch's calls against: its agent's origin (the name, if it left the file)."""
+        entry = self.host.pool.agents(self.ws).get(self.record.agent)
+        return origin_of(entry.url) if entry is not None else self.record.agent
+
     async def _check(self) -> Task | None:
         """GetTask once: the task when it settled, None while it runs or when the check failed (passing)."""
         conn: Connection | None = None
         try:
-            async with self.host.checks:
+            async with self.host.limits.call(self._agent_key(), first=self.checked_at is None):
                 conn = await self._connection()
                 task = await conn.get_task(self.record.task_id)
         except RemoteError as e:
@@ -459,7 +470,10 @@ class Follower:
         return "cap"
 
     async def _read_stream(self, conn: Connection) -> str:
-        async with contextlib.aclosing(conn.subscribe(self.record.task_id)) as events:
+        opened = self.host.limits.opening(
+            self._agent_key(), conn.subscribe(self.record.task_id), first=self.checked_at is None
+        )
+        async with contextlib.aclosing(opened) as events:
             async for ev in events:
                 await self._progress(ev)
                 status = _stream_status(ev)
@@ -589,7 +603,7 @@ class SendHost:
         self.pool = pool
         self.settings = settings
         self.clock = clock
-        self.checks = asyncio.Semaphore(MAX_CONCURRENT_CHECKS)
+        self.limits = CallLimits()  # a send's own calls (its wait's GetTasks) are few: not the watches' limits
         self._emit = emit
 
     async def save_source(self, follower: Follower, source: str) -> bool:

@@ -17,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Coroutine, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .client import Remote
+from .call_limits import CallLimits
+from .client import Remote, origin_of
 from .clock import Clock
 from .config import ClientSettings
 from .connections import ConnectionPool
@@ -41,7 +42,7 @@ from .events import (
     NullSink,
     watch_event_key,
 )
-from .following import MAX_CONCURRENT_CHECKS, Follower, WatchEnd, WatchGone
+from .following import Follower, WatchEnd, WatchGone
 from .pending import WatchRecord
 from .pending_batch import BatchTx, PendingBatcher
 from .push import PUSH_REMOVAL_TIMEOUT, push_task_id, remove_push_config, token_matches
@@ -58,6 +59,10 @@ log = logging.getLogger(__name__)
 
 DELIVERY_RETRY = (30.0, 60.0, 120.0, 300.0)
 FLUSH_DELAY = 1.0
+# Restored watches start following in batches, each once no more than RESTORE_BACKLOG first calls wait for a
+# slot: the loop stays free for pages and signals, and a push's check waits behind a few hundred calls, not 10,000.
+RESTORE_BATCH = 100
+RESTORE_BACKLOG = 100
 
 __all__ = ["DELIVERY_RETRY", "FLUSH_DELAY", "WatchRegistry"]
 
@@ -83,10 +88,12 @@ class WatchRegistry:
         self.pool = pool if pool is not None else ConnectionPool(remote, clock)
         self._batch = PendingBatcher()
         self.scrubbers = Scrubbers()
-        # Thousands of watches fall due together (a restart, a shared backoff step): 16 GetTasks at a time
-        # keep the shared client's pool small and warm (httpcore's pool work grows with the square of its
-        # connections: 32 in flight cost twice the CPU per poll of 16, for no more throughput).
-        self.checks = asyncio.Semaphore(MAX_CONCURRENT_CHECKS)
+        # Thousands of watches fall due together (a restart, a shared backoff step): a few calls at a time per
+        # agent and in all keep the shared client's pool small and warm (httpcore's pool work grows with the
+        # square of its queued requests and connections).
+        self.limits = CallLimits()
+        self._restoring: deque[Follower] = deque()  # restored watches in the map whose loop has not started
+        self._starter: asyncio.Task[None] | None = None
         self._watches: dict[str, Follower] = {}
         self._by_task: dict[tuple[Any, str, str, str], str] = {}  # (workspace, target, agent, task) -> watch id
         self._workspaces: dict[Any, Workspace] = {}
@@ -111,12 +118,14 @@ class WatchRegistry:
                 log.error("watches not restored: %s", pf.parse_error)
                 await self._emit(Event(ERROR, str(ws.root), "", "", self.clock.now(), data={"message": pf.parse_error}))
                 continue
-            for rec in pf.records:
+            for i, rec in enumerate(pf.records):
                 if rec.undelivered is not None:
                     kept.append((ws, rec))
                 else:
                     # no `watch.armed` event: the watch was announced when first armed, not at every start
                     await self._arm(ws, rec, announce=False, restored=True)
+                if i % RESTORE_BATCH == RESTORE_BATCH - 1:
+                    await asyncio.sleep(0)  # thousands of records: let pages and signals in between
         if kept:
             self._spawn(self._deliver_all(kept))
 
@@ -127,6 +136,7 @@ class WatchRegistry:
         tasks += list(self._background) + list(self._retries.values())
         self._watches.clear()
         self._by_task.clear()
+        self._restoring.clear()
         for t in tasks:
             t.cancel()
         if tasks:
@@ -247,12 +257,14 @@ class WatchRegistry:
             if w.runner is not None:
                 w.runner.cancel()
         kept = []
-        for rec in pf.records:
+        for i, rec in enumerate(pf.records):
             if rec.undelivered is not None:
                 if rec.watch_id not in self._delivering and rec.watch_id not in self._retries:
                     kept.append((ws, rec))
             elif rec.watch_id not in self._watches:
-                await self._arm(ws, rec, restored=True)
+                await self._arm(ws, rec, restored=True)  # a lease taken over may bring thousands: batched
+            if i % RESTORE_BATCH == RESTORE_BATCH - 1:
+                await asyncio.sleep(0)
         if kept:
             self._spawn(self._deliver_all(kept))
 
@@ -355,7 +367,44 @@ class WatchRegistry:
             )
         if self._stopped:
             return
-        w.runner = asyncio.ensure_future(self._run(w))
+        if restored:
+            self._restoring.append(w)
+            if self._starter is None or self._starter.done():
+                self._starter = self._spawn(self._start_restored())
+        else:
+            w.runner = asyncio.ensure_future(self._run(w))
+
+    async def _start_restored(self) -> None:
+        """Start the loops of restored watches, a batch at a time, each batch once the calls queued before it
+        have mostly gone out. Each agent's connection is made first, so a batch goes straight to its calls."""
+        unreachable: set[tuple[Path, str]] = set()  # tried once in this run: its watches find out themselves
+        while self._restoring and not self._stopped:
+            await self.limits.room(RESTORE_BACKLOG)
+            batch: list[Follower] = []
+            while self._restoring and len(batch) < RESTORE_BATCH:
+                w = self._restoring.popleft()
+                if self._watches.get(w.record.watch_id) is w and w.runner is None:
+                    batch.append(w)
+            await self._connect({(w.ws, w.record.agent) for w in batch}, unreachable)
+            for w in batch:
+                if self._watches.get(w.record.watch_id) is w and w.runner is None and not self._stopped:
+                    w.runner = asyncio.ensure_future(self._run(w))
+            await asyncio.sleep(0)
+
+    async def _connect(self, agents: set[tuple[Workspace, str]], unreachable: set[tuple[Path, str]]) -> None:
+        """Make the connections of these agents (once each, together); a failure is left to the watches."""
+
+        async def one(ws: Workspace, name: str) -> None:
+            entry = self.pool.agents(ws).get(name)
+            if entry is None or self.pool.cached(ws, name) is not None or (ws.root, name) in unreachable:
+                return
+            try:
+                async with self.limits.call(origin_of(entry.url), first=True):
+                    await self.pool.get(ws, entry)
+            except Exception:
+                unreachable.add((ws.root, name))
+
+        await asyncio.gather(*(one(ws, name) for ws, name in agents))
 
     async def _adopt(self, ws: Workspace, record: WatchRecord) -> bool:
         """A record a send wrote before its wait (`sending.py`): left to that send while it may still wait
@@ -569,7 +618,8 @@ class WatchRegistry:
             log.warning("push config of watch %s not removed: %s", rec.watch_id, getattr(e, "kind", type(e).__name__))
             return
         if conn is not None:
-            await remove_push_config(conn, rec)
+            async with self.limits.call(origin_of(conn.entry.url)):
+                await remove_push_config(conn, rec)
 
     # FollowHost: what each watch's follower asks of the registry
 

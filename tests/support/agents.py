@@ -32,6 +32,7 @@ import json
 import socket
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -268,7 +269,24 @@ class _KeyMiddleware:
                     )
                     await send({"type": "http.response.body", "body": b""})
                     return
+                await self._counted(scope, receive, send)
+                return
         await self.app(scope, receive, send)
+
+    async def _counted(self, scope: Any, receive: Any, send: Any) -> None:
+        """A JSON-RPC call, counted while in flight (streams apart); held at the gate `calls` while `hold_calls`."""
+        agent = self.agent
+        kind = "streams" if agent.methods[-1] in ("SubscribeToTask", "SendStreamingMessage") else "calls"
+        agent.in_flight[kind] += 1
+        if kind == "calls" and scope.get("client"):
+            agent.call_ports.append(scope["client"][1])
+        agent.most_in_flight[kind] = max(agent.most_in_flight[kind], agent.in_flight[kind])
+        try:
+            if agent.hold_calls and kind == "calls":
+                await agent.gate("calls").wait()
+            await self.app(scope, receive, send)
+        finally:
+            agent.in_flight[kind] -= 1
 
     async def _record_method(self, receive: Any) -> Any:
         """Read the JSON-RPC body to record its method (`agent.methods`), then replay it to the app."""
@@ -352,6 +370,12 @@ class TestAgent:
         self.methods: list[str] = []  # the JSON-RPC method of every POST, in order (SendMessage, GetTask, ...)
         self.busy: set[str] = set()  # contexts with a running `hold` task
         self.finished: list[str] = []  # ids of `hold` tasks that completed (a test can wait for one)
+        # JSON-RPC calls and open streams in flight now, and the most at once; `hold_calls` parks every call
+        # (not streams) until `release("calls")`, so a test sees how many a client sends at once
+        self.in_flight: Counter[str] = Counter()
+        self.most_in_flight: Counter[str] = Counter()
+        self.hold_calls = False
+        self.call_ports: list[int] = []  # the client's port of every call: a new port is a new connection
         self._gates: dict[str, asyncio.Event] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         # proto given explicitly: asyncio sets TCP_NODELAY only on IPPROTO_TCP sockets; without it every
