@@ -123,6 +123,7 @@ async def test_a_push_whose_wakeup_message_was_lost_is_acted_on_at_the_holders_r
         rec = await add_record(ws, await start_task(a.remote, ws, "bot", "hold lost"), "bot", clock)
         await a.start_registry([ws])
         assert a.registry is not None and rec.watch_id in a.registry
+        await clock.until(lambda s: 15.0 in s)  # restored: checked once (still working), then the first poll nap
         agent.release("lost")
         await eventually(lambda: len(agent.finished) == 1, what="the agent to finish")
         await a.leases.note_wake(ws, rec.watch_id)  # what the web process does before sending the (lost) message
