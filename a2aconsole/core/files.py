@@ -134,17 +134,7 @@ class FileLock:
 
     def _os_try_acquire(self) -> int | None:
         """The OS lock if it is free now (no wait), else None."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            return None
-        except BaseException:
-            os.close(fd)
-            raise
-        return fd
+        return try_flock(self.path)
 
     @staticmethod
     def _os_release(fd: int) -> None:
@@ -195,6 +185,21 @@ async def _acquire_in_thread(acquire: object) -> int:
 
 _locks: dict[Path, FileLock] = {}
 _locks_guard = threading.Lock()
+
+
+def try_flock(path: Path) -> int | None:
+    """An exclusive OS lock on `path` (created 0600) if it is free now, without waiting: its descriptor, else None."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def lock_for(path: Path) -> FileLock:

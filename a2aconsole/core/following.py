@@ -224,6 +224,11 @@ class Follower:
 
     async def _send_nap(self, seconds: float) -> None:
         """Sleep on the clock; a hand-over (`take_over`) cuts it short."""
+        await self._wakeable_sleep(seconds)
+
+    async def _wakeable_sleep(self, seconds: float) -> None:
+        """Sleep on the clock until `seconds` pass or `wake` cuts the sleep short (a cancellation of our own
+        task is still raised)."""
         sleeper = asyncio.ensure_future(self.host.clock.sleep(seconds))
         self.waker = sleeper
         try:
@@ -366,16 +371,7 @@ class Follower:
         left = self.deadline - self.host.clock.monotonic()
         if left <= 0:
             raise self._timeout()
-        sleeper = asyncio.ensure_future(self.host.clock.sleep(min(seconds, left)))
-        self.waker = sleeper
-        try:
-            await sleeper
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if not self.woken or (task is not None and task.cancelling()):
-                raise
-        finally:
-            self.waker = None
+        await self._wakeable_sleep(min(seconds, left))
         if self.woken:
             self.woken = False
             return True

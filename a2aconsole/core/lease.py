@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 from . import metrics
 from .clock import Clock, SystemClock
+from .files import try_flock
 from .workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -75,16 +76,9 @@ _guard = threading.Lock()
 
 
 def _try_lock(path: Path) -> int | None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
+    fd = try_flock(path)
+    if fd is None:
         return None
-    except BaseException:
-        os.close(fd)
-        raise
     try:  # who holds it, for an operator looking at the file; the lock is what counts
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
