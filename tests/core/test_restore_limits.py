@@ -6,9 +6,6 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import Counter
-from collections.abc import AsyncIterator
-
-import pytest
 
 from a2aconsole.core.call_limits import CallLimits, Slots
 from a2aconsole.core.client import Remote
@@ -20,16 +17,9 @@ from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import TestAgent
 from tests.support.watching import add_record, eventually, start_task
-from tests.support.worker_env import open_remote
 
 PER_AGENT, TOTAL = 4, 6
 WATCHES = 12  # per agent
-
-
-@pytest.fixture
-async def remote() -> AsyncIterator[Remote]:
-    async with open_remote() as r:
-        yield r
 
 
 async def restored(

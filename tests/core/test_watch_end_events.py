@@ -5,24 +5,14 @@ the claim and the events still gets them into the history (which keeps one per k
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 
-import pytest
-
-from a2aconsole.core.client import Remote, new_http_client
+from a2aconsole.core.client import Remote
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import watch_event_key
 from a2aconsole.core.pending import WatchRecord, dump_pending, parse_pending
 from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
 from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink, add_record, start_task
-
-
-@pytest.fixture
-async def remote() -> AsyncIterator[Remote]:
-    http = new_http_client()
-    yield Remote(http, call_timeout=10.0, card_timeout=5.0)
-    await http.aclose()
 
 
 async def registry(ws: Workspace, remote: Remote, clock: SignalClock, *, available: bool):

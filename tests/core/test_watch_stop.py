@@ -8,20 +8,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from a2aconsole.core.client import Remote, new_http_client
+from a2aconsole.core.client import Remote
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import WATCH_ENDED
 from a2aconsole.core.watch_control import PendingFileWatches
 from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
 from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink, add_record, start_task
-
-
-@pytest.fixture
-async def remote() -> AsyncIterator[Remote]:
-    http = new_http_client()
-    yield Remote(http, call_timeout=10.0, card_timeout=5.0)
-    await http.aclose()
 
 
 @pytest.fixture

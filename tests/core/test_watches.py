@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 from typing import Any
 
-import pytest
 from a2a.types import TaskState
 
-from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files import atomic_write
 from a2aconsole.core.tool import A2ATool
@@ -22,44 +19,10 @@ from a2aconsole.core.workspace import Workspace
 from tests.support.agents import TestAgent
 from tests.support.watching import (
     PushReceiver,
-    SignalClock,
-    WaitableDelivery,
-    WaitableSink,
     add_record,
     eventually,
     start_task,
 )
-
-Registry = tuple[WatchRegistry, WaitableDelivery, WaitableSink]
-
-
-@pytest.fixture
-async def remote() -> AsyncIterator[Remote]:
-    http = new_http_client()
-    yield Remote(http, call_timeout=10.0, card_timeout=5.0)
-    await http.aclose()
-
-
-@pytest.fixture
-def clock() -> SignalClock:
-    return SignalClock()
-
-
-@pytest.fixture
-async def registry_for(remote: Remote, clock: SignalClock) -> AsyncIterator[Callable[..., Registry]]:
-    made: list[WatchRegistry] = []
-
-    def make(ws: Workspace, *, available: bool = True, **settings: Any) -> Registry:
-        delivery = WaitableDelivery({"chat1": ws}, available=available)
-        sink = WaitableSink()
-        delivery.sink = sink
-        reg = WatchRegistry(remote, ClientSettings(**settings), delivery, clock, sink)
-        made.append(reg)
-        return reg, delivery, sink
-
-    yield make
-    for reg in made:
-        await reg.stop()
 
 
 def use_agent(ws: Workspace, agent: TestAgent, name: str = "bot") -> None:

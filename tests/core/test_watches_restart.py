@@ -7,21 +7,14 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from a2aconsole.core.client import Remote
 from a2aconsole.core.clock import SystemClock
 from tests.support.watching import add_record, eventually, start_task
-from tests.support.worker_env import ROOT, open_remote
-
-
-@pytest.fixture
-async def remote() -> AsyncIterator[Remote]:
-    async with open_remote() as r:
-        yield r
+from tests.support.worker_env import ROOT
 
 
 @pytest.fixture

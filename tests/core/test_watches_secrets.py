@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from a2aconsole.core.client import Remote, new_http_client
+from a2aconsole.core.client import Remote
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.scrubber import MASK
 from a2aconsole.core.tool import A2ATool
@@ -21,44 +21,12 @@ from a2aconsole.core.workspace import Workspace
 from tests.support.watching import (
     PushReceiver,
     SignalClock,
-    WaitableDelivery,
-    WaitableSink,
     add_record,
     eventually,
     start_task,
 )
 
 KEY = "watch-agent-key-0123456789abcdef"
-Registry = tuple[WatchRegistry, WaitableDelivery, WaitableSink]
-
-
-@pytest.fixture
-async def remote() -> AsyncIterator[Remote]:
-    http = new_http_client()
-    yield Remote(http, call_timeout=10.0, card_timeout=5.0)
-    await http.aclose()
-
-
-@pytest.fixture
-def clock() -> SignalClock:
-    return SignalClock()
-
-
-@pytest.fixture
-async def registry_for(remote: Remote, clock: SignalClock) -> AsyncIterator[Callable[..., Registry]]:
-    made: list[WatchRegistry] = []
-
-    def make(ws: Workspace, **settings: Any) -> Registry:
-        delivery = WaitableDelivery({"chat1": ws})
-        sink = WaitableSink()
-        delivery.sink = sink
-        reg = WatchRegistry(remote, ClientSettings(**settings), delivery, clock, sink)
-        made.append(reg)
-        return reg, delivery, sink
-
-    yield make
-    for reg in made:
-        await reg.stop()
 
 
 @pytest.fixture

@@ -1,0 +1,47 @@
+"""Core fixtures: the test's own A2A client, a fake clock to wait on, and watch registries over a workspace."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+
+from a2aconsole.core.client import Remote
+from a2aconsole.core.config import ClientSettings
+from a2aconsole.core.watches import WatchRegistry
+from a2aconsole.core.workspace import Workspace
+from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink
+from tests.support.worker_env import open_remote
+
+Registry = tuple[WatchRegistry, WaitableDelivery, WaitableSink]
+
+
+@pytest.fixture
+async def remote() -> AsyncIterator[Remote]:
+    async with open_remote() as r:
+        yield r
+
+
+@pytest.fixture
+def clock() -> SignalClock:
+    return SignalClock()
+
+
+@pytest.fixture
+async def registry_for(remote: Remote, clock: SignalClock) -> AsyncIterator[Callable[..., Registry]]:
+    """`make(ws, available=True, **settings)`: a registry delivering to chat1 (over `ws`), its delivery and sink;
+    every registry made is stopped at the end."""
+    made: list[WatchRegistry] = []
+
+    def make(ws: Workspace, *, available: bool = True, **settings: Any) -> Registry:
+        delivery = WaitableDelivery({"chat1": ws}, available=available)
+        sink = WaitableSink()
+        delivery.sink = sink
+        reg = WatchRegistry(remote, ClientSettings(**settings), delivery, clock, sink)
+        made.append(reg)
+        return reg, delivery, sink
+
+    yield make
+    for reg in made:
+        await reg.stop()
