@@ -5,30 +5,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
 
 from tests.support.agents import TestAgent, start_agent
-from tests.support.console_server import OWNER, PASSWORD, ConsoleServer
+from tests.support.browser import WAIT_MS, console_errors, launch, logged_in, shot
+from tests.support.console_server import ConsoleServer
 
-CHROMIUM = Path("/usr/bin/chromium")
-SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-WAIT_MS = 20_000
 KEY = "k-browser-agents-secret"
 
 pytestmark = [pytest.mark.timeout(120)]
-
-assert CHROMIUM.exists(), f"{CHROMIUM} is missing: run `make test`, which installs Debian's chromium"
 
 
 @pytest.fixture(scope="module")
@@ -52,16 +39,8 @@ def server(tmp_path_factory: pytest.TempPathFactory, bot: TestAgent) -> Iterator
 @pytest.fixture(scope="module")
 def context(server: ConsoleServer) -> Iterator[BrowserContext]:
     with sync_playwright() as p:
-        browser: Browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        ctx = browser.new_context(base_url=server.url, viewport={"width": 1280, "height": 900})
-        ctx.set_default_timeout(WAIT_MS)
-        page = ctx.new_page()
-        page.goto("/login/")
-        page.get_by_label("Username").fill(OWNER)
-        page.get_by_label("Password").fill(PASSWORD)
-        page.get_by_role("button", name="Log in").click()
-        expect(page.get_by_role("heading", name="Dashboard")).to_be_visible(timeout=WAIT_MS)
-        page.close()
+        browser = launch(p)
+        ctx = logged_in(browser, server.url, width=1280)
         yield ctx
         ctx.close()
         browser.close()
@@ -72,18 +51,6 @@ def page(context: BrowserContext) -> Iterator[Page]:
     p = context.new_page()
     yield p
     p.close()
-
-
-def console_errors(page: Page) -> list[str]:
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
-    return errors
-
-
-def shot(page: Page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
 
 def test_agents_list_fills_in_and_refetches_a_changed_card(page: Page, server: ConsoleServer, bot: TestAgent) -> None:

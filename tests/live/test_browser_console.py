@@ -8,31 +8,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 from tests.support.agents import TestAgent, start_agent
+from tests.support.browser import WAIT_MS, console_errors, launch, live, shot
 from tests.support.console_server import OWNER, PASSWORD, ConsoleServer
 
-CHROMIUM = Path("/usr/bin/chromium")
-SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-WAIT_MS = 20_000
 expect.set_options(timeout=WAIT_MS)
 
 pytestmark = [pytest.mark.timeout(120)]
-
-# No skip: a run without the browser must fail, not pass quietly (`make test` installs Debian's chromium).
-assert CHROMIUM.exists(), f"{CHROMIUM} is missing: run `make test`, which installs Debian's chromium"
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +38,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleServer]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        b = launch(p)
         yield b
         b.close()
 
@@ -79,16 +65,6 @@ def page(context: BrowserContext) -> Iterator[Page]:
     p = context.new_page()
     yield p
     p.close()
-
-
-def shot(page: Page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-
-
-def live(page: Page) -> None:
-    """The tab's WebSocket has sent its first state (htmx's ws extension marks nothing, so wait for a frame)."""
-    page.wait_for_function("() => document.body.dataset.wsOpen === '1'", timeout=WAIT_MS)
 
 
 def ensure_bot(server: ConsoleServer, bot: TestAgent) -> None:
@@ -261,14 +237,6 @@ CONSOLE_PAGES = [
     "/audit/",
     "/password/",
 ]
-
-
-def console_errors(page: Page) -> list[str]:
-    """The page's console errors and uncaught exceptions, as they happen."""
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
-    return errors
 
 
 def unexpected(errors: list[str]) -> list[str]:

@@ -8,11 +8,12 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, expect, sync_playwright
+from playwright.sync_api import BrowserContext, expect, sync_playwright
 
-from tests.live.test_browser_console import ARGS, CHROMIUM, WAIT_MS, console_errors, live, send, shot
+from tests.live.test_browser_console import send
 from tests.support.agents import TestAgent, start_agent
-from tests.support.console_server import OWNER, PASSWORD, ConsoleServer
+from tests.support.browser import console_errors, launch, live, logged_in, shot
+from tests.support.console_server import ConsoleServer
 
 pytestmark = [pytest.mark.timeout(120)]
 
@@ -37,16 +38,8 @@ def server(tmp_path_factory: pytest.TempPathFactory, bot: TestAgent) -> Iterator
 @pytest.fixture(scope="module")
 def context(server: ConsoleServer) -> Iterator[BrowserContext]:
     with sync_playwright() as p:
-        browser: Browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        ctx = browser.new_context(base_url=server.url, viewport={"width": 1100, "height": 900})
-        ctx.set_default_timeout(WAIT_MS)
-        page = ctx.new_page()
-        page.goto("/login/")
-        page.get_by_label("Username").fill(OWNER)
-        page.get_by_label("Password").fill(PASSWORD)
-        page.get_by_role("button", name="Log in").click()
-        expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
-        page.close()
+        browser = launch(p)
+        ctx = logged_in(browser, server.url)
         yield ctx
         ctx.close()
         browser.close()

@@ -1,0 +1,61 @@
+"""The browser tests' Chromium: Debian's binary with the flags this closed network needs, a logged-in context,
+screenshots, and the page's console errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect
+
+from tests.support.console_server import OWNER, PASSWORD
+
+CHROMIUM = Path("/usr/bin/chromium")
+SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+WAIT_MS = 20_000
+
+# No skip: a run without the browser must fail, not pass quietly (`make test` installs Debian's chromium).
+assert CHROMIUM.exists(), f"{CHROMIUM} is missing: run `make test`, which installs Debian's chromium"
+
+
+def launch(p: Playwright) -> Browser:
+    return p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+
+
+def logged_in(browser: Browser, url: str, width: int = 1100) -> BrowserContext:
+    """A context of the owner, logged in through the login form."""
+    ctx = browser.new_context(base_url=url, viewport={"width": width, "height": 900})
+    ctx.set_default_timeout(WAIT_MS)
+    page = ctx.new_page()
+    page.goto("/login/")
+    page.get_by_label("Username").fill(OWNER)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible(timeout=WAIT_MS)
+    page.close()
+    return ctx
+
+
+def shot(page: Page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def live(page: Page) -> None:
+    """The tab's WebSocket has sent its first state (htmx's ws extension marks nothing, so wait for a frame)."""
+    page.wait_for_function("() => document.body.dataset.wsOpen === '1'", timeout=WAIT_MS)
+
+
+def console_errors(page: Page) -> list[str]:
+    """The page's console errors and uncaught exceptions, as they happen."""
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+    return errors
