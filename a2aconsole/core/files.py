@@ -76,6 +76,27 @@ def write_locked(path: Path, data: bytes, *, durable: bool = True) -> None:
         _written[key] = _signature(os.stat(path))
 
 
+def append_locked(path: Path, data: bytes, *, truncate: bool = False, durable: bool = False) -> None:
+    """Append `data` to `path` by the holder of its lock, in one write: a process that dies keeps all of it or
+    none of it (a machine crash may cut it; the reader skips a cut line). A new file is 0600 (it may hold push
+    tokens). `truncate`: empty the file first; `durable`: fsync it."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        if truncate:
+            os.ftruncate(fd, 0)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 # The workspace files this process last wrote, by what the file system says of them (inode, mtime, size): a file
 # watcher tells this process's own writes from another process's (`written_here`) without reading the file. A
 # write made over another process's change (read, changed, written back under the lock) carries that change:
@@ -204,9 +225,13 @@ def try_flock(path: Path) -> int | None:
 
 def lock_for(path: Path) -> FileLock:
     """The one FileLock object of this process for a lock file, so in-process queuing works."""
+    lock = _locks.get(path)  # as named before (resolving a path costs a system call per folder)
+    if lock is not None:
+        return lock
     key = path.resolve()
     with _locks_guard:
         lock = _locks.get(key)
         if lock is None:
             lock = _locks[key] = FileLock(key)
+        _locks[path] = lock
         return lock

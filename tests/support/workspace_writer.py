@@ -31,7 +31,7 @@ def append(ws: Workspace, who: str, n: int) -> None:
     for i in range(n):
         name = f"{who}-{i}"
         with ws.pending_tx_sync() as tx:
-            tx.records.append(WatchRecord(watch_id=name, target="t", agent=who, task_id=str(i)))
+            tx.add(WatchRecord(watch_id=name, target="t", agent=who, task_id=str(i)))
         while True:
             current = ws.read_agents()
             try:

@@ -122,11 +122,7 @@ class WatchesLive(LivePage):
         q, live = tab.params.get("q", ""), tab.prepared.get("live")
         files = []
         for ws in scope.all_workspaces():
-            try:
-                st = ws.pending_path.stat()
-                files.append((str(ws.root), st.st_mtime_ns, st.st_size))
-            except OSError:
-                files.append((str(ws.root), 0, 0))
+            files.append((str(ws.root), ws.pending_stamp()))
         live_key = tuple(sorted((k, tuple(sorted(map(str, v.items())))) for k, v in (live or {}).items()))
         key = (q, self.version({}), tuple(files), hash(live_key))
         with self._lock:
