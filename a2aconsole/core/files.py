@@ -32,10 +32,19 @@ def version_of(data: bytes | None) -> str:
 
 
 def read_bytes(path: Path) -> bytes | None:
+    """The file's content, None when it does not exist (by descriptor: no buffered file object to build)."""
     try:
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
+    try:
+        chunks = []
+        want = os.fstat(fd).st_size + 1  # one read for a file that does not grow meanwhile, one more to see EOF
+        while chunk := os.read(fd, max(want, 65536)):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
@@ -144,8 +153,7 @@ class FileLock:
         )
 
     def _os_acquire(self) -> int:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = _open_lock_file(self.path)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
         except BaseException:
@@ -210,8 +218,7 @@ _locks_guard = threading.Lock()
 
 def try_flock(path: Path) -> int | None:
     """An exclusive OS lock on `path` (created 0600) if it is free now, without waiting: its descriptor, else None."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = _open_lock_file(path)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -221,6 +228,16 @@ def try_flock(path: Path) -> int | None:
         os.close(fd)
         raise
     return fd
+
+
+def _open_lock_file(path: Path) -> int:
+    """The lock file, opened (created 0600, its folder too, when missing: making an existing folder again costs
+    more than the lock)."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
 
 
 def lock_for(path: Path) -> FileLock:
