@@ -39,11 +39,6 @@ class AgentEntry:
         return urlunsplit(p._replace(path=p.path.rstrip("/") + "/.well-known/agent-card.json", fragment=""))
 
     @property
-    def origin(self) -> str:
-        p = urlsplit(self.url)
-        return f"{p.scheme}://{p.netloc.rsplit('@', 1)[-1]}".lower()
-
-    @property
     def masked_url(self) -> str:
         return mask_url(self.url)
 

@@ -133,12 +133,3 @@ class SendForm(forms.Form):
         if not (data.get("message") or "").strip() and not data.get("files"):
             self.add_error("message", "send needs a message or files")
         return data
-
-
-class AnswerForm(forms.Form):
-    """The inline answer to an agent's question (send with its task id)."""
-
-    agent = forms.CharField(widget=forms.HiddenInput)
-    task_id = forms.CharField(widget=forms.HiddenInput)
-    context_id = forms.CharField(widget=forms.HiddenInput, required=False)
-    message = forms.CharField(label="Your answer", max_length=100_000)

@@ -16,7 +16,6 @@ from django.core.files.uploadedfile import UploadedFile
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
-from django.urls import reverse
 
 from a2aconsole.core.files import atomic_write
 from a2aconsole.core.results import safe_file_name
@@ -186,7 +185,3 @@ def download(request: HttpRequest, target: str, path: str) -> HttpResponse:
     except OSError:
         raise Http404("no such file") from None
     return FileResponse(handle, as_attachment=True, filename=full.name)
-
-
-def download_url(target: str, path: str) -> str:
-    return reverse("download", args=[target, path])
