@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-NAME_PATTERN = re.compile(r"^[a-z0-9-]{1,40}\Z")  # \Z: `$` would let a trailing newline through
+NAME_MAX_LENGTH = 40
+NAME_PATTERN = re.compile(rf"^[a-z0-9-]{{1,{NAME_MAX_LENGTH}}}\Z")  # \Z: `$` would let a trailing newline through
 _KNOWN = ("name", "url", "key", "description")
 
 
