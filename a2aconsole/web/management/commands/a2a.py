@@ -88,10 +88,13 @@ class Command(BaseCommand):
                     action="append",
                     default=[],
                     type=capped(arg),
+                    metavar="PATH",
                     help=f"{arg.description}; one path each, at most {arg.max_items} (repeatable)",
                 )
             else:
-                parser.add_argument(*arg.flags, dest=arg.name, type=capped(arg), help=arg.description)
+                parser.add_argument(
+                    *arg.flags, dest=arg.name, type=capped(arg), metavar=arg.field.upper(), help=arg.description
+                )
         parser.add_argument("--target", default=CONSOLE_TARGET, help=f"{TARGET_HELP} (default: console)")
 
     def handle(self, *args: Any, **options: Any) -> None:
