@@ -137,19 +137,16 @@ def _part(p: Part) -> PartValue:
 
 
 def message_value(m: Message) -> MessageValue:
-    return MessageValue(m.message_id, m.context_id, m.task_id, tuple(_part(p) for p in m.parts))
+    return MessageValue(m.message_id, m.context_id, m.task_id, tuple([_part(p) for p in m.parts]))
 
 
 def status_value(s: TaskStatus) -> StatusValue:
-    return StatusValue(
-        state_name(s.state),
-        message_value(s.message) if s.HasField("message") else None,
-        s.timestamp.ToJsonString() if s.HasField("timestamp") else "",
-    )
+    stamp = (s.timestamp.seconds, s.timestamp.nanos) if s.HasField("timestamp") else None
+    return StatusValue(state_name(s.state), message_value(s.message) if s.HasField("message") else None, stamp)
 
 
 def _artifact(a: Artifact) -> ArtifactValue:
-    return ArtifactValue(a.artifact_id, a.name, a.description, tuple(_part(p) for p in a.parts))
+    return ArtifactValue(a.artifact_id, a.name, a.description, tuple([_part(p) for p in a.parts]))
 
 
 def task_snapshot(t: Task) -> TaskSnapshot:
@@ -157,8 +154,8 @@ def task_snapshot(t: Task) -> TaskSnapshot:
         t.id,
         t.context_id,
         status_value(t.status),
-        tuple(_artifact(a) for a in t.artifacts),
-        tuple(m.message_id for m in t.history),
+        tuple([_artifact(a) for a in t.artifacts]),
+        tuple([m.message_id for m in t.history]),
     )
 
 

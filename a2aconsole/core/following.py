@@ -524,7 +524,7 @@ def stale_marker(stale: StatusValue) -> dict[str, str]:
     marker = {"state": stale.state}
     if stale.message is not None:
         marker["messageId"] = stale.message.message_id
-    if stale.timestamp:
+    if stale.stamp is not None:
         marker["timestamp"] = stale.timestamp
     return marker
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from .attachments import Attachment
@@ -39,23 +39,45 @@ class MessageValue:
     parts: tuple[PartValue, ...] = ()
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 @dataclass(frozen=True, slots=True)
 class StatusValue:
-    """A task's status: its state, message and timestamp (RFC 3339 as the SDK writes it, "" for none)."""
+    """A task's status: its state, message and timestamp (`stamp`: seconds and nanoseconds since the epoch,
+    None for none; read as text or datetime only when asked, which is rare)."""
 
     state: str
     message: MessageValue | None = None
-    timestamp: str = ""
+    stamp: tuple[int, int] | None = None
 
     @property
     def at(self) -> datetime | None:
-        """The timestamp as an aware datetime (None when absent or unreadable)."""
-        if not self.timestamp:
+        """The timestamp as an aware UTC datetime, to the microsecond (None when absent or out of range)."""
+        if self.stamp is None:
             return None
+        seconds, nanos = self.stamp
         try:
-            return datetime.fromisoformat(self.timestamp)
-        except ValueError:
+            return _EPOCH + timedelta(seconds=seconds, microseconds=nanos // 1000)
+        except OverflowError:
             return None
+
+    @property
+    def timestamp(self) -> str:
+        """The timestamp in RFC 3339 as the SDK writes it ("" for none): UTC, `Z`, and 0, 3, 6 or 9 fractional
+        digits as the exact time needs. A watch record's `staleStatus` keeps it in this form."""
+        at = self.at
+        if at is None or self.stamp is None:
+            return ""
+        nanos = self.stamp[1]
+        whole = at.replace(microsecond=0, tzinfo=None).isoformat()
+        if nanos % 1_000_000_000 == 0:
+            return whole + "Z"
+        if nanos % 1_000_000 == 0:
+            return f"{whole}.{nanos // 1_000_000:03d}Z"
+        if nanos % 1_000 == 0:
+            return f"{whole}.{nanos // 1_000:06d}Z"
+        return f"{whole}.{nanos:09d}Z"
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from a2a.types import Message, Part, Role, Task, TaskState, TaskStatus
 
-from a2aconsole.core.client import task_snapshot
+from a2aconsole.core.client import status_value, task_snapshot
 from a2aconsole.core.following import is_stale, stale_marker, stale_status
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.snapshots import OutgoingMessage, TaskSnapshot
@@ -82,3 +82,14 @@ def test_watch_record_marker_matches_only_that_status() -> None:
     assert not is_stale(again, _task(TaskState.TASK_STATE_COMPLETED, history=[], at=SENT_AT).status)
     for bad in ("input-required", ["x"], None):  # a hand-edited record: no marker, nothing skipped
         assert not is_stale(WatchRecord("w1", "chat1", "bot", "t1", extra={"staleStatus": bad}), reply.status)
+
+
+@pytest.mark.parametrize("nanos", [0, 5_000_000, 123_456_000, 123_456_789])
+def test_a_status_timestamp_reads_as_the_sdk_writes_it(nanos: int) -> None:
+    """Records written before the SDK's types left the core keep `ToJsonString()`'s form: the same text now."""
+    status = TaskStatus(state=TaskState.TASK_STATE_INPUT_REQUIRED)
+    status.timestamp.seconds, status.timestamp.nanos = 1_772_366_400, nanos
+    value = status_value(status)
+    assert value.timestamp == status.timestamp.ToJsonString()
+    assert value.at == status.timestamp.ToDatetime(tzinfo=UTC)
+    assert status_value(TaskStatus()).timestamp == "" and status_value(TaskStatus()).at is None
