@@ -3,7 +3,7 @@
 `client.py` reads a2a-sdk's protobuf objects and turns each into one of these once, at the edge (a send's
 reply, GetTask, CancelTask, each stream event, each card); the rest of the core and the web layer see only
 these. States are the spec's names as strings ("working", "input-required", "completed", ...; "unknown" for
-an unspecified one). Parts share the bytes and texts the SDK decoded: nothing is copied twice.
+an unspecified one). Each part's text or bytes are read from the SDK's object once, by that conversion.
 """
 
 from __future__ import annotations
