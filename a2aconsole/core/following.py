@@ -152,7 +152,7 @@ class Follower:
 
     def take_over(self, host: FollowHost, ws: Workspace, deadline: float) -> None:
         """The send's wait ran out: from now on this follower is a watch of `host` (its registry), at a watch's
-        pace and deadline. A wait or poll in progress is cut short; a stream in progress reads on."""
+        pace and deadline. A nap or a stream of the send's pace in progress is cut short (`_send_stream`)."""
         self.host, self.ws, self.deadline = host, ws, deadline
         self.sending = False
         self.wake()
