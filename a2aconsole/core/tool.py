@@ -16,7 +16,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .agents import AgentEntry
 from .attachments import read_attachments
@@ -37,19 +37,16 @@ from .results import (
     is_terminal,
     message_outcome,
     outcome_event,
-    state_name,
     task_outcome,
 )
 from .scrubber import Scrubbers
 from .sending import drop_runner, hand_over, new_record, unrecord, unwatchable_answer, working_answer, write_sending
+from .snapshots import StatusValue, TaskSnapshot
 from .tool_args import agent_entry, send_args, task_id_of
 from .tool_events import ToolEvents
 from .tool_schema import ACTIONS
 from .watch_control import PendingFileWatches, WatchControl
 from .workspace import Workspace
-
-if TYPE_CHECKING:  # SDK objects pass through the tool; `results` and `following` read them
-    from a2a.types import Task, TaskStatus
 
 log = logging.getLogger(__name__)
 
@@ -165,7 +162,7 @@ class A2ATool:
         except Exception as e:
             info["unreachable"] = f"{type(e).__name__}"
             return info
-        if entry.key and card.capabilities.extended_agent_card:
+        if entry.key and card.extended_card:
             try:
                 conn = await self.remote.connect(entry, card)
                 async with asyncio.timeout(self.remote.card_timeout):  # not wait_for: see Connection._bounded
@@ -181,11 +178,9 @@ class A2ATool:
             {"id": s.id, "name": s.name, "description": s.description, "examples": list(s.examples)}
             for s in card.skills
         ]
-        info["streaming"] = bool(card.capabilities.streaming)
-        info["push"] = bool(card.capabilities.push_notifications)
-        versions = sorted({i.protocol_version for i in card.supported_interfaces if i.protocol_version})
-        if versions:
-            info["protocolVersions"] = versions
+        info["streaming"], info["push"] = card.streaming, card.push
+        if card.protocol_versions:
+            info["protocolVersions"] = list(card.protocol_versions)
         return info
 
     # send
@@ -241,9 +236,7 @@ class A2ATool:
             await self._wait(runner, started)
         except BaseException:  # cancelled: the caller gave up, the chat gets the result
             written, _ = await asyncio.shield(recording)
-            await asyncio.shield(
-                hand_over(self.watches, workspace, state_name(reply.status.state), written, follower, runner)
-            )
+            await asyncio.shield(hand_over(self.watches, workspace, reply.state, written, follower, runner))
             raise
         written, unwritable = await recording
         if runner.done():
@@ -268,7 +261,7 @@ class A2ATool:
             return unwatchable_answer(unwritable, entry.name, task.id, task.context_id)
         if stale is None or task.status != stale:
             record.extra.pop("staleStatus", None)
-        return await hand_over(self.watches, workspace, state_name(task.status.state), written, follower, runner)
+        return await hand_over(self.watches, workspace, task.state, written, follower, runner)
 
     def _hops(self, target: str) -> int:
         try:
@@ -285,7 +278,7 @@ class A2ATool:
             (r for r in pf.records if r.target == target and r.agent == agent and r.context_id == context_id), None
         )
 
-    async def _wait(self, runner: asyncio.Future[Task], started: float) -> None:
+    async def _wait(self, runner: asyncio.Future[TaskSnapshot], started: float) -> None:
         """Until the follower is done or `WaitSeconds` (from the send) run out."""
         remaining = self.settings.wait_seconds - (self.clock.monotonic() - started)
         if remaining <= 0 or runner.done():
@@ -303,7 +296,7 @@ class A2ATool:
 
         return Follower(record, workspace, float("inf"), SendHost(self.pool, self.settings, self.clock, emit))
 
-    async def _finish(self, task: Task, agent: str, workspace: Workspace, target: str) -> dict[str, Any]:
+    async def _finish(self, task: TaskSnapshot, agent: str, workspace: Workspace, target: str) -> dict[str, Any]:
         if has_files(task):  # saving files blocks: off the loop
             out = await asyncio.to_thread(task_outcome, task, agent, workspace, self.settings.max_file_bytes)
         else:
@@ -315,11 +308,11 @@ class A2ATool:
         return out
 
     def _new_record(
-        self, conn: Connection, task: Task, target: str, text: str, stale: TaskStatus | None
+        self, conn: Connection, task: TaskSnapshot, target: str, text: str, stale: StatusValue | None
     ) -> WatchRecord:
         source = "push" if conn.push and self.settings.push_base_url else "subscribe" if conn.streaming else "poll"
         record = new_record(target, conn.entry.name, task.id, task.context_id, source, self.clock.now())
-        record.state, record.message = state_name(task.status.state), text
+        record.state, record.message = task.state, text
         if stale is not None:
             record.extra["staleStatus"] = stale_marker(stale)
         return record

@@ -56,7 +56,7 @@ async def main(n: int, url: str, label: str) -> None:
     bare_http = new_http_client()
     card = await Remote(bare_http).fetch_card(ws.read_agents().entries[0])
     bare = ClientFactory(ClientConfig(httpx_client=bare_http, streaming=False, supported_protocol_bindings=BINDINGS))
-    client = bare.create(card)
+    client = bare.create(card.sdk_card)
 
     def message(i: int) -> Message:
         return Message(message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[Part(text=f"hello {i}")])

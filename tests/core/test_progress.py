@@ -20,7 +20,7 @@ from a2a.types import (
     TaskStatusUpdateEvent,
 )
 
-from a2aconsole.core.client import Remote, new_http_client
+from a2aconsole.core.client import Remote, event_value, new_http_client
 from a2aconsole.core.clock import FakeClock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import PROGRESS
@@ -87,7 +87,7 @@ def test_an_artifact_in_chunks_is_told_at_its_start_and_its_end() -> None:
             )
         )
 
-    told = [progress_of(chunk(f"part {i}", append=i > 0, last=i == 99)) for i in range(100)]
+    told = [progress_of(event_value(chunk(f"part {i}", append=i > 0, last=i == 99))) for i in range(100)]
     kept = [(text, data["append"], data["lastChunk"]) for text, data in filter(None, told)]
     assert kept == [("part 0", False, False), ("part 99", True, True)]
     status = StreamResponse(
@@ -100,5 +100,5 @@ def test_an_artifact_in_chunks_is_told_at_its_start_and_its_end() -> None:
             ),
         )
     )
-    text, data = progress_of(status)
+    text, data = progress_of(event_value(status))
     assert data == {"kind": "status", "state": "working"} and text.startswith("x" * 1024) and len(text) < 1100

@@ -9,8 +9,6 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from a2a.types import TaskState
-
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files import atomic_write
 from a2aconsole.core.tool import A2ATool
@@ -459,7 +457,7 @@ async def test_watch_saves_file_artifacts_to_inbox(make_sdk_agent, workspace, re
     task = await start_task(remote, workspace, "bot", "file")
     conn = await remote.connect(workspace.read_agents().get("bot"))
     for _ in range(200):  # the agent finishes in its own thread: bounded, each check is a real round trip
-        if (await conn.get_task(task.id)).status.state == TaskState.TASK_STATE_COMPLETED:
+        if (await conn.get_task(task.id)).state == "completed":
             break
     await reg.arm(workspace, await add_record(workspace, task, "bot", clock))
     await clock.until(lambda s: len(s) == 1)
@@ -482,9 +480,9 @@ async def test_watch_result_and_question_events_carry_the_outcome(
     done = await start_task(remote, workspace, "bot", "file")
     asked = await start_task(remote, workspace, "bot", "ask")
     conn = await remote.connect(workspace.read_agents().get("bot"))
-    for task, settled in ((done, TaskState.TASK_STATE_COMPLETED), (asked, TaskState.TASK_STATE_INPUT_REQUIRED)):
+    for task, settled in ((done, "completed"), (asked, "input-required")):
         for _ in range(200):  # the agent runs in its own thread: bounded, each check is a real round trip
-            if (await conn.get_task(task.id)).status.state == settled:
+            if (await conn.get_task(task.id)).state == settled:
                 break
     for task in (done, asked):
         await reg.arm(workspace, await add_record(workspace, task, "bot", clock))

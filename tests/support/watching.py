@@ -10,13 +10,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import uvicorn
-from a2a.types import Message, Part, Role, Task
 
-from a2aconsole.core.client import Remote
+from a2aconsole.core.client import Remote, outgoing_message
 from a2aconsole.core.clock import Clock, FakeClock
 from a2aconsole.core.delivery import StaticDelivery
 from a2aconsole.core.events import Event, MemorySink
 from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.snapshots import TaskSnapshot
 from a2aconsole.core.workspace import Workspace
 
 
@@ -105,19 +105,25 @@ class WaitableSink(MemorySink):
         return [e.state for e in self.events if e.kind == "state"]
 
 
-async def start_task(remote: Remote, ws: Workspace, agent: str, text: str) -> Task:
+async def start_task(remote: Remote, ws: Workspace, agent: str, text: str) -> TaskSnapshot:
     """Send `text` to the workspace's agent with returnImmediately: the running task."""
     entry = ws.read_agents().get(agent)
     assert entry is not None
     conn = await remote.connect(entry)
-    msg = Message(role=Role.ROLE_USER, message_id=uuid.uuid4().hex, parts=[Part(text=text)])
-    task = await conn.send(msg)
-    assert isinstance(task, Task)
+    task = await conn.send(outgoing_message(text, [], "", "", {}))
+    assert isinstance(task, TaskSnapshot)
     return task
 
 
 async def add_record(
-    ws: Workspace, task: Task, agent: str, clock: Clock, *, target: str = "chat1", source: str = "poll", **kw: Any
+    ws: Workspace,
+    task: TaskSnapshot,
+    agent: str,
+    clock: Clock,
+    *,
+    target: str = "chat1",
+    source: str = "poll",
+    **kw: Any,
 ) -> WatchRecord:
     """Write a watch record for the task to pending.json (as the tool does before arming)."""
     rec = WatchRecord(

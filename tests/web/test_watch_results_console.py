@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from a2a.types import TaskState
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.template.loader import render_to_string
@@ -106,7 +105,7 @@ async def test_watch_delivered_files_get_download_links(console, owner: AsyncCli
     task = await start_task(rt.remote, space, "bot", "file")
     conn = await rt.remote.connect(space.read_agents().get("bot"))
     for _ in range(200):  # the agent finishes in its own thread: bounded, each check is a real round trip
-        if (await conn.get_task(task.id)).status.state == TaskState.TASK_STATE_COMPLETED:
+        if (await conn.get_task(task.id)).state == "completed":
             break
     record = await add_record(space, task, "bot", rt.clock, target="console", source="poll")
     assert rt.registry is not None
@@ -127,7 +126,7 @@ async def test_watch_delivered_question_is_answerable(console, owner: AsyncClien
     task = await start_task(rt.remote, space, "bot", "ask")
     conn = await rt.remote.connect(space.read_agents().get("bot"))
     for _ in range(200):  # the agent asks in its own thread: bounded, each check is a real round trip
-        if (await conn.get_task(task.id)).status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
+        if (await conn.get_task(task.id)).state == "input-required":
             break
     record = await add_record(space, task, "bot", rt.clock, target="console", source="poll")
     assert rt.registry is not None

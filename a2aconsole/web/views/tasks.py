@@ -9,7 +9,6 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from google.protobuf.json_format import MessageToDict
 
 from a2aconsole.core.results import json_preview
 from a2aconsole.web import history, live
@@ -85,11 +84,11 @@ async def fetch_raw_task(agent: str, task_id: str, target: str) -> dict[str, Any
         if entry is None:
             return None
         conn = await tool.remote.connect(entry)
-        task = await conn.get_task(task_id)
+        task = await conn.get_task_json(task_id)
     except Exception as e:  # the re-check above reported the problem in the owner's words
         log.info("raw task of %s could not be read: %s", agent, type(e).__name__)
         return None
-    text = json.dumps(MessageToDict(task), ensure_ascii=False)
+    text = json.dumps(task, ensure_ascii=False)
     if entry.key:
         text = text.replace(entry.key, "(key hidden)")
     # and every other secret of the workspace the agent may know (its push token) or echo, as the tool's answers
