@@ -29,6 +29,11 @@ def value_of(row: ChatTargetRow | None, target_id: str, *, hops: int | None = No
     return ChatTarget(row.id, Workspace(row.workspace), hops, row.backend)
 
 
+def unknown(target_id: str) -> str:
+    """What a caller answers for a target that did not resolve."""
+    return f"unknown chat target {target_id!r}, or it is disabled"
+
+
 def resolve(target_id: str) -> ChatTarget | None:
     """The target by id, read now (sync: the CLI, or a thread)."""
     return value_of(ChatTargetRow.objects.filter(pk=target_id).first(), target_id)

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.http import Http404
 
 from a2aconsole.core.workspace import Workspace
-from a2aconsole.web.chats import aresolve
+from a2aconsole.web.chats import aresolve, unknown
 from a2aconsole.web.history import dom_id
 from a2aconsole.web.models import ChatTarget
 
@@ -57,7 +57,7 @@ async def run_tool(action: str, args: dict[str, Any], target_id: str) -> dict[st
     try:
         target = await aresolve(target_id)
         if target is None:
-            return {"error": f"unknown chat target {target_id!r}, or it is disabled"}
+            return {"error": unknown(target_id)}
         result = await tool().run(action, args, target)
     except Exception as e:  # the runtime could not be built: say so in the result, like the tool does
         return {"error": f"the console could not run {action}: {e}"}

@@ -20,7 +20,7 @@ from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.tool import A2ATool
 from a2aconsole.core.tool_schema import ACTIONS
 from a2aconsole.core.watch_control import PendingFileWatches
-from a2aconsole.web.chats import resolve, value_of
+from a2aconsole.web.chats import resolve, unknown, value_of
 from a2aconsole.web.runtime import console_state_paths
 
 
@@ -69,7 +69,7 @@ class Command(BaseCommand):
         tool_args = {k: v for k, v in tool_args.items() if v not in (None, [])}
         target = target_of(options["target"])
         if target is None:
-            result: dict[str, Any] = {"error": f"unknown chat target {options['target']!r}, or it is disabled"}
+            result: dict[str, Any] = {"error": unknown(options["target"])}
         else:
             result = asyncio.run(run_tool(action, tool_args, target))
         self.stdout.write(json.dumps(result, indent=2, ensure_ascii=False))
