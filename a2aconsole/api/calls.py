@@ -15,9 +15,9 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+from a2aconsole.core.chat import MAX_HOPS
 from a2aconsole.core.tool_schema import TOOL_SCHEMA
 
-MAX_HOPS = 1000
 MAX_FILES = 50
 MAX_MESSAGE = 1_000_000  # characters
 MAX_REF = 200  # characters of any other string member (contextId, taskId)

@@ -23,14 +23,13 @@ from django.views.decorators.csrf import csrf_exempt
 
 from a2aconsole.core.chat import ChatTarget as Chat
 from a2aconsole.web.chats import value_of
-from a2aconsole.web.models import ChatTarget
+from a2aconsole.web.inbound import set_inbound_hops
+from a2aconsole.web.models import ApiToken, ChatTarget, hash_token
 from a2aconsole.web.runtime import get_runtime
 
 from . import idempotency
 from .calls import BadCall, ToolCall, parse_call
 from .errors import error, methods
-from .hops import set_inbound_hops
-from .models import ApiToken, hash_token
 from .openapi import openapi_document, tool_definition
 
 log = logging.getLogger(__name__)

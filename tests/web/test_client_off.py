@@ -15,13 +15,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import AsyncClient, override_settings
 
-from a2aconsole.api.models import ApiToken
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.tool import CLIENT_OFF
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.chats import aresolve
-from a2aconsole.web.models import ChatTarget
+from a2aconsole.web.models import ApiToken, ChatTarget
 from a2aconsole.web.runtime import WORKER_CHANNEL, Runtime
 from a2aconsole.web.worker import dispatch
 from tests.support.agents import TestAgent

@@ -11,11 +11,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from a2aconsole.api.models import ApiToken
 from a2aconsole.core.chat import CONSOLE_TARGET
 from a2aconsole.web import audit
 from a2aconsole.web.chat_targets import TargetForm, describe
-from a2aconsole.web.models import ChatTarget
+from a2aconsole.web.models import ApiToken, ChatTarget
 
 NAV = "targets"
 

@@ -10,10 +10,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from a2aconsole.api.models import ApiToken
 from a2aconsole.core.chat import CONSOLE_TARGET
 from a2aconsole.web.chat_targets import CONSOLE_WORKSPACE_HELP, TargetForm, describe
-from a2aconsole.web.models import ChatTarget
+from a2aconsole.web.models import ApiToken, ChatTarget
 
 
 def _fields(parser: Any, *, adding: bool) -> None:
