@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import re
 import uuid
 from collections.abc import AsyncIterator
@@ -60,6 +59,7 @@ from .attachments import Attachment
 from .call_limits import CALLS_TOTAL, STREAMS_TOTAL
 from .config import ClientSettings
 from .errors import A2AConsoleError
+from .log_masking import mask_urls
 
 KEY_ORIGIN_HEADER = "x-a2aconsole-key-origin"
 _SECRET_HEADERS = ("x-api-key", "authorization")
@@ -93,43 +93,6 @@ class RemoteError(A2AConsoleError):
         super().__init__(message)
         self.kind = kind
         self.status = status
-
-
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
-_BOT_TOKEN = re.compile(r"/bot[^/\s]+/")
-
-
-def mask_urls(text: str) -> str:
-    """`text` with every URL cut to scheme, host, port and path (user info and query may hold keys)."""
-    return _BOT_TOKEN.sub("/bot***/", _URL.sub(lambda m: mask_url(m.group(0)), text))
-
-
-class MaskUrls(logging.Filter):
-    """Masks URLs in records of the libraries that log them: httpx logs every request URL, and a2a-sdk's
-    card resolver logs the card URL. A key in an agent's URL (user info or query) must not reach a log."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:  # a record that cannot format is left to the handler
-            return True
-        if "://" in message:
-            record.msg, record.args = mask_urls(message), None
-        return True
-
-
-URL_LOGGERS = (
-    "httpx",
-    "httpcore.connection",
-    "httpcore.http11",
-    "httpcore.http2",
-    "httpcore.proxy",
-    "a2a.client.card_resolver",
-    "a2a.client.transports.jsonrpc",
-    "a2a.client.transports.rest",
-)
-for _name in URL_LOGGERS:
-    logging.getLogger(_name).addFilter(MaskUrls())
 
 
 def origin_of(url: str) -> str:

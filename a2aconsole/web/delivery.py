@@ -57,7 +57,7 @@ class InboxBackend:
     def _store(target: ChatTarget, text: str, record: WatchRecord | None) -> InboxItem:
         """Keep the item, with a preview of the text: the whole of a long result is in its files (the text
         names them) and on the task page, and a row never grows with what an agent sent."""
-        fields = {"text": preview(text, INBOX_TEXT_CHARS), "delivered": True}
+        fields = {"text": preview(text, INBOX_TEXT_CHARS)}
         if record is not None:
             fields.update(
                 agent=record.agent,

@@ -98,9 +98,7 @@ class InboxItem(models.Model):
     context_id = models.CharField(max_length=200, blank=True)
     state = models.CharField(max_length=40, blank=True)
     text = models.TextField()
-    delivered = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-    read_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

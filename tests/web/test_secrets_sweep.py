@@ -32,6 +32,7 @@ from a2aconsole.core.agents import AgentEntry
 from a2aconsole.core.clock import SystemClock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import Event
+from a2aconsole.core.log_masking import MaskUrls
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.backends.telegram import TelegramBackend
 from a2aconsole.web.backends.webhook import WebhookBackend
@@ -319,11 +320,14 @@ async def test_no_secret_reaches_any_sink(
                 f"{secret!r} leaked into {where}: …{text[max(0, text.find(secret) - 200) :][:400]}"
             )
 
-    # logs, with their tracebacks
+    # logs, with their tracebacks, as the handler that settings.LOGGING configured writes them (its filter masks)
     formatter = logging.Formatter("%(name)s %(message)s")
+    configured = [h for h in logging.getLogger().handlers if any(isinstance(f, MaskUrls) for f in h.filters)]
+    assert configured
     for record in caplog.records:
         if record.name.startswith("a2a.server"):
             continue  # the test agents' own server logs (they run in this process): the far end, not us
+        assert all(h.filter(record) for h in configured)
         scan(f"log {record.name}", formatter.format(record))
     assert any(r.name == "httpx" for r in caplog.records)  # httpx did log its requests: masked
 

@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("web", "0005_task_record"),
+        ("web", "0006_inbox_item_unused_fields"),
         ("api", "0002_idempotent_call"),  # the table exists (made by api.0001) before web claims it
     ]
 

@@ -7,18 +7,20 @@ for the watch worker of a serving process to pick up; this command arms nothing 
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
 from a2aconsole.core.chat import CONSOLE_TARGET, ChatTarget
 from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.tool import A2ATool
-from a2aconsole.core.tool_schema import ACTIONS
+from a2aconsole.core.tool_schema import ACTIONS, ARGUMENTS, TARGET_HELP, TOOL_SCHEMA, Argument
 from a2aconsole.core.watch_control import PendingFileWatches
 from a2aconsole.web.chats import resolve, unknown, value_of
 from a2aconsole.web.runtime import console_state_paths
@@ -43,30 +45,47 @@ async def run_tool(action: str, args: dict[str, Any], target: ChatTarget) -> dic
         await http.aclose()
 
 
+def capped(arg: Argument) -> Callable[[str], str]:
+    """An option's parser: the value as given, refused (a usage error) when over the argument's limit."""
+
+    def parse(value: str) -> str:
+        if len(value) > arg.max_length:
+            raise argparse.ArgumentTypeError(f"at most {arg.max_length} characters (this has {len(value)})")
+        return value
+
+    return parse
+
+
 class Command(BaseCommand):
     help = "Run one a2a tool action (agents, send, status, cancel) and print its result as JSON."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("action", choices=ACTIONS, help="what to do")
-        parser.add_argument("--agent", help="the agent's name in agents.json (send, status, cancel)")
-        parser.add_argument("--message", "-m", help="the text to send (send)")
-        parser.add_argument("--context-id", help="continue this conversation (send)")
-        parser.add_argument("--task-id", help="the task to answer (send), check (status) or cancel (cancel)")
         parser.add_argument(
-            "--file", action="append", default=[], dest="files", help="a workspace path to attach (repeatable)"
+            "action", choices=ACTIONS, help=TOOL_SCHEMA["parameters"]["properties"]["action"]["description"]
         )
-        parser.add_argument("--target", default=CONSOLE_TARGET, help="the chat target (default: console)")
+        for arg in ARGUMENTS:  # one option per argument of the tool, its limit checked as it is parsed
+            if arg.is_list:
+                parser.add_argument(
+                    *arg.flags,
+                    dest=arg.name,
+                    action="append",
+                    default=[],
+                    type=capped(arg),
+                    metavar="PATH",
+                    help=f"{arg.description}; one path each, at most {arg.max_items} (repeatable)",
+                )
+            else:
+                parser.add_argument(
+                    *arg.flags, dest=arg.name, type=capped(arg), metavar=arg.field.upper(), help=arg.description
+                )
+        parser.add_argument("--target", default=CONSOLE_TARGET, help=f"{TARGET_HELP} (default: {CONSOLE_TARGET})")
 
     def handle(self, *args: Any, **options: Any) -> None:
         action: str = options["action"]
-        tool_args: dict[str, Any] = {
-            "agent": options["agent"],
-            "message": options["message"],
-            "contextId": options["context_id"],
-            "taskId": options["task_id"],
-            "files": options["files"],
-        }
-        tool_args = {k: v for k, v in tool_args.items() if v not in (None, [])}
+        tool_args = {a.name: options[a.name] for a in ARGUMENTS if options[a.name] not in (None, [])}
+        for arg in ARGUMENTS:
+            if arg.is_list and len(tool_args.get(arg.name, ())) > arg.max_items:
+                raise CommandError(f"{arg.flags[0]} may be given at most {arg.max_items} times")
         target = target_of(options["target"])
         if target is None:
             result: dict[str, Any] = {"error": unknown(options["target"])}
