@@ -15,9 +15,9 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+from a2aconsole.core.chat import MAX_HOPS
 from a2aconsole.core.tool_schema import MAX_REF, NOT_BLANK, SEND_NEEDS, TOOL_SCHEMA, needs
 
-MAX_HOPS = 1000
 _HOPS = {
     "type": "integer",
     "minimum": 0,

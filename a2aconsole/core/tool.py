@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .agents import AgentEntry
 from .attachments import read_attachments
+from .chat import ChatTarget
 from .client import Connection, Remote, RemoteError, outgoing_message
 from .clock import Clock, SystemClock
 from .config import ClientSettings
@@ -59,14 +60,13 @@ def _err(message: str, **extra: Any) -> dict[str, Any]:
 
 
 class A2ATool:
-    """The tool. Parts are passed in; one instance serves every target and workspace of the process."""
+    """The tool. Parts are passed in; one instance serves every target and workspace of the process: each call
+    names its chat target as a value the caller resolved (`chat.ChatTarget`)."""
 
     def __init__(
         self,
         remote: Remote,
         settings: ClientSettings,
-        workspace_for: Callable[[str], Workspace | None],
-        hops_for: Callable[[str], int] = lambda t: 0,
         watches: WatchControl | None = None,
         events: EventSink | None = None,
         clock: Clock | None = None,
@@ -77,8 +77,6 @@ class A2ATool:
         folder, the database): never attachable."""
         self.remote = remote
         self.settings = settings
-        self.workspace_for = workspace_for
-        self.hops_for = hops_for
         # `is None`, not `or`: a WatchRegistry with no watches yet is empty (len 0), hence falsy
         self.watches: WatchControl = watches if watches is not None else PendingFileWatches()
         self.events = events
@@ -92,21 +90,13 @@ class A2ATool:
 
     # entry point
 
-    async def run(self, action: str, args: dict[str, Any] | None, target: str) -> dict[str, Any]:
+    async def run(self, action: str, args: dict[str, Any] | None, chat: ChatTarget) -> dict[str, Any]:
         """Do one action for a chat target; never raises (except cancellation of the caller). The answer is
         scrubbed of the workspace's keys, push tokens and absolute path."""
-        result = await self._run(action, args, target)
-        workspace = self._workspace(target)
-        return self.scrubbers.for_workspace(workspace)(result) if workspace is not None else result
+        result = await self._run(action, args, chat)
+        return self.scrubbers.for_workspace(chat.workspace)(result)
 
-    def _workspace(self, target: str) -> Workspace | None:
-        try:
-            return self.workspace_for(target)
-        except Exception:
-            log.exception("workspace_for(%r) failed", target)
-            return None
-
-    async def _run(self, action: str, args: dict[str, Any] | None, target: str) -> dict[str, Any]:
+    async def _run(self, action: str, args: dict[str, Any] | None, chat: ChatTarget) -> dict[str, Any]:
         args = dict(args or {})
         agent = args.get("agent") if isinstance(args.get("agent"), str) else ""
         try:
@@ -114,18 +104,16 @@ class A2ATool:
                 return _err(f"unknown action {action!r}: use one of {', '.join(ACTIONS)}")
             if not self.settings.enabled and action != "agents":  # off: nothing is sent; cards can still be read
                 return _err(CLIENT_OFF)
-            workspace = self.workspace_for(target)
-            if workspace is None:
-                return _err(f"unknown chat target {target!r}: it has no workspace")
+            workspace, target = chat.workspace, chat.id
             if action == "agents":
                 return await self._agents(workspace)
             if action == "send":
-                return await self._send(workspace, args, target)
+                return await self._send(workspace, args, target, chat.hops)
             if action == "status":
                 return await self._status(workspace, args, target)
             return await self._cancel(workspace, args, target)
         except (ToolError, RemoteError) as e:
-            await self._events.error(self.workspace_for, target, agent, args, str(e))
+            await self._events.error(chat.workspace, chat.id, agent, args, str(e))
             return _err(str(e))
         except FileFormatError as e:
             return _err(f"{e}; fix the file (nothing was changed)")
@@ -185,13 +173,13 @@ class A2ATool:
 
     # send
 
-    async def _send(self, workspace: Workspace, args: dict[str, Any], target: str) -> dict[str, Any]:
+    async def _send(self, workspace: Workspace, args: dict[str, Any], target: str, hops: int) -> dict[str, Any]:
         started = self.clock.monotonic()
         entry = agent_entry(workspace, args)
         text, files, context_id, task_id = send_args(args)
         cap = self.settings.max_file_bytes
         attached = await asyncio.to_thread(read_attachments, workspace, files, cap, self.private_paths) if files else []
-        message = outgoing_message(text, attached, context_id, task_id, {HOPS_KEY: self._hops(target) + 1})
+        message = outgoing_message(text, attached, context_id, task_id, {HOPS_KEY: max(0, hops) + 1})
         conn = await self.pool.get(workspace, entry)
         sent_at = self.clock.now()
         try:
@@ -262,13 +250,6 @@ class A2ATool:
         if stale is None or task.status != stale:
             record.extra.pop("staleStatus", None)
         return await hand_over(self.watches, workspace, task.state, written, follower, runner)
-
-    def _hops(self, target: str) -> int:
-        try:
-            return max(0, int(self.hops_for(target)))
-        except Exception:
-            log.exception("hops_for(%r) failed; sending hops=1", target)
-            return 0
 
     async def _watched_in_context(
         self, workspace: Workspace, target: str, agent: str, context_id: str

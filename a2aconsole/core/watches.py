@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .call_limits import CallLimits
+from .chat import ChatTarget
 from .client import Remote, origin_of
 from .clock import Clock
 from .config import ClientSettings
@@ -280,23 +281,20 @@ class WatchRegistry:
 
     # flush
 
-    async def flush(self, target: str) -> int:
+    async def flush(self, target: ChatTarget) -> int:
         """The target's session started: a second later, deliver its kept results. Returns how many went out."""
         await self.clock.sleep(FLUSH_DELAY)
         if self._stopped:
             return 0
-        ws = self.delivery.workspace_for(target)
-        if ws is None:
-            return 0
-        ws = self._intern(ws)
+        ws = self._intern(target.workspace)
         pf = ws.read_pending()
         done = 0
         for rec in pf.records:
-            if rec.undelivered is not None and rec.target == target and await self._deliver(ws, rec):
+            if rec.undelivered is not None and rec.target == target.id and await self._deliver(ws, rec):
                 done += 1
         return done
 
-    def request_flush(self, target: str) -> None:
+    def request_flush(self, target: ChatTarget) -> None:
         """`flush` in the background (callers are session starts, which must not wait for deliveries)."""
         self._spawn(self.flush(target))
 

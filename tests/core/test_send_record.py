@@ -139,7 +139,7 @@ async def test_send_follower_goes_on_as_the_watch(http, workspace: Workspace, ma
     delivery = WaitableDelivery({TARGET: workspace})
     tool = make_tool(http, workspace, clock=clock)
     registry = WatchRegistry(remote, ClientSettings(), delivery, clock, pool=tool.pool)
-    tool.watches = registry
+    tool.tool.watches = registry
     try:
         send = asyncio.ensure_future(tool.run("send", {"agent": "bot", "message": "hold h1"}, TARGET))
         await clock.until(lambda sleeps: 5 in sleeps and 0.5 in sleeps)  # the wait, and the first poll's nap

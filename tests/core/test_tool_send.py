@@ -381,7 +381,7 @@ async def test_key_never_sent_to_another_origin(
 
 
 async def test_hops_incremented(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
-    tool = make_tool(http, workspace, hops=lambda target: 2 if target == TARGET else 0)
+    tool = make_tool(http, workspace, hops=2)
     await tool.run("send", {"agent": "echo", "message": "hello"}, TARGET)
     assert sdk_echo.received[0].metadata["volcanic.hops"] == 3
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from a2aconsole.core.chat import ChatTarget
 from a2aconsole.core.client import Remote
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.scrubber import MASK
@@ -91,8 +92,8 @@ async def test_a_key_in_a_watch_error_is_masked_in_the_watch_table(
 
 async def test_cancel_takes_the_push_config_off_the_agent(pushed, workspace, remote, clock) -> None:
     agent, reg, delivery, _, task, rec = await pushed("c")
-    tool = A2ATool(remote, ClientSettings(), delivery.workspace_for, watches=reg, clock=clock)
-    out = await tool.run("cancel", {"agent": "bot", "taskId": task.id}, "chat1")
+    tool = A2ATool(remote, ClientSettings(), reg, clock=clock)
+    out = await tool.run("cancel", {"agent": "bot", "taskId": task.id}, ChatTarget("chat1", workspace))
     assert out["state"] == "canceled" and out["note"] == "canceled; the watch of this task ended"
     assert await agent.push_configs(task.id) == []
     assert "DeleteTaskPushNotificationConfig" in agent.methods and delivery.delivered == []
@@ -101,8 +102,8 @@ async def test_cancel_takes_the_push_config_off_the_agent(pushed, workspace, rem
 async def test_a_failed_cancel_keeps_the_push_config(pushed, workspace, remote, clock) -> None:
     agent, reg, delivery, _, task, rec = await pushed("f")
     workspace.save_agents([{"name": "bot", "url": "http://127.0.0.1:9/", "key": KEY}], None)
-    tool = A2ATool(remote, ClientSettings(), delivery.workspace_for, watches=reg, clock=clock)
-    out = await tool.run("cancel", {"agent": "bot", "taskId": task.id}, "chat1")
+    tool = A2ATool(remote, ClientSettings(), reg, clock=clock)
+    out = await tool.run("cancel", {"agent": "bot", "taskId": task.id}, ChatTarget("chat1", workspace))
     assert "still watched" in out["error"]
     assert [c["id"] for c in await agent.push_configs(task.id)] == [rec.watch_id]
 
@@ -159,8 +160,8 @@ async def test_a_settled_status_takes_the_push_config_off_the_agent(
     assert len(await agent.push_configs(task.id)) == 1
     agent.release("s")
     await eventually(lambda: task.id in agent.finished, what="the agent to finish")
-    tool = A2ATool(remote, ClientSettings(), lambda t: workspace, watches=PendingFileWatches(), clock=clock)
-    out = await tool.run("status", {"agent": "bot", "taskId": task.id}, "chat1")
+    tool = A2ATool(remote, ClientSettings(), PendingFileWatches(), clock=clock)
+    out = await tool.run("status", {"agent": "bot", "taskId": task.id}, ChatTarget("chat1", workspace))
     assert out["state"] == "completed" and workspace.read_pending().records == []
     assert await agent.push_configs(task.id) == []
 

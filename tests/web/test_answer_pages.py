@@ -16,6 +16,7 @@ from django.test import AsyncClient, override_settings
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.results import PREVIEW_CHARS
 from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
 from a2aconsole.web.runtime import Runtime
 from tests.support.agent_process import agent_process
@@ -137,7 +138,7 @@ async def test_a_long_answer_delivered_by_a_watch_is_a_preview_in_the_inbox(
     events = StoredEvents()
     async with fresh_runtime(client_settings=replace(SETTINGS, wait_seconds=0.2), events=events) as rt:
         await rt.start_registry([space])
-        out = await rt.tool.run("send", {"agent": "bot", "message": f"bigtext {LONG} later"}, "console")
+        out = await rt.tool.run("send", {"agent": "bot", "message": f"bigtext {LONG} later"}, await aresolve("console"))
         assert out.get("state") == "working", out
         agent.release("later")
         await events.until("delivered")

@@ -14,10 +14,11 @@ from channels.testing import ApplicationCommunicator
 from django.utils import timezone
 
 from a2aconsole.api.idempotency import IN_FLIGHT_LIMIT, KEEP, body_hash
-from a2aconsole.api.models import ApiToken, IdempotentCall
+from a2aconsole.api.models import IdempotentCall
 from a2aconsole.api.openapi import TOOL_PATH
 from a2aconsole.asgi import application
 from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.models import ApiToken
 from tests.support.agents import TestAgent
 from tests.support.api_contract import check_answer, document
 from tests.support.runtime import fresh_runtime

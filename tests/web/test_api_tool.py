@@ -12,12 +12,11 @@ from channels.layers import get_channel_layer
 from channels.testing import ApplicationCommunicator
 from django.test import AsyncClient
 
-from a2aconsole.api.consumers import start_listening, stop_listening
-from a2aconsole.api.models import ApiToken
 from a2aconsole.api.openapi import TOOL_PATH
 from a2aconsole.asgi import application
 from a2aconsole.core.workspace import Workspace
-from a2aconsole.web.models import ChatTarget
+from a2aconsole.web.inbound import start_listening, stop_listening
+from a2aconsole.web.models import ApiToken, ChatTarget
 from tests.support.agents import TestAgent
 from tests.support.api_contract import check_answer
 from tests.support.toolkit import entry, write_agents

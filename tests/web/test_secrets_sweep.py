@@ -27,7 +27,6 @@ from django.core.management import call_command
 from django.db import connection
 from django.test import AsyncClient
 
-from a2aconsole.api.models import ApiToken
 from a2aconsole.asgi import application
 from a2aconsole.core.agents import AgentEntry
 from a2aconsole.core.clock import SystemClock
@@ -38,7 +37,7 @@ from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.backends.telegram import TelegramBackend
 from a2aconsole.web.backends.webhook import WebhookBackend
 from a2aconsole.web.broadcast import ChannelsBroadcast
-from a2aconsole.web.models import ChatTarget, TaskEvent
+from a2aconsole.web.models import ApiToken, ChatTarget, TaskEvent
 from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
 from tests.support.hosts import BotApi, LoopbackHost
 from tests.support.watching import LoopbackServer, Signal

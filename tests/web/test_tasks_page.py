@@ -22,6 +22,7 @@ from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import ALL_GROUP, Event
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.broadcast import _store
+from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import ChatTarget, TaskEvent, TaskRecord
 from a2aconsole.web.views.tasklist import PAGE_SIZE
 from tests.support.console import connect_socket, create_owner
@@ -205,7 +206,7 @@ async def test_finished_watch_stays_findable_after_restart(console: Any, space: 
     events = StoredEvents()
     async with fresh_runtime(client_settings=SETTINGS, events=events) as rt:
         await rt.start_registry([space])
-        out = await rt.tool.run("send", {"agent": "bot", "message": "hold late"}, "console")
+        out = await rt.tool.run("send", {"agent": "bot", "message": "hold late"}, await aresolve("console"))
         assert out.get("state") == "working", out
         agent.release("late")
         await events.until("delivered")

@@ -17,6 +17,7 @@ from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import Event
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.broadcast import ChannelsBroadcast
+from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
 from a2aconsole.web.runtime import Runtime
 from tests.support.agents import TestAgent
@@ -86,7 +87,7 @@ async def _pages(owner: AsyncClient, task_id: str) -> dict[str, str]:
 
 async def test_watch_delivered_result_shows_its_final_text(console, owner: AsyncClient) -> None:
     rt, events, agent = console
-    out = await rt.tool.run("send", {"agent": "bot", "message": "hold late"}, "console")
+    out = await rt.tool.run("send", {"agent": "bot", "message": "hold late"}, await aresolve("console"))
     assert out.get("state") == "working" and out.get("taskId"), out
     agent.release("late")
     await events.until("delivered")

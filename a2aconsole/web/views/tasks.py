@@ -12,6 +12,7 @@ from django.shortcuts import render
 
 from a2aconsole.core.results import json_preview
 from a2aconsole.web import history, live
+from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import TaskEvent
 from a2aconsole.web.views import scope
 
@@ -79,7 +80,8 @@ async def fetch_raw_task(agent: str, task_id: str, target: str) -> dict[str, Any
     tool's answer says why)."""
     try:
         tool = scope.tool()
-        ws = tool.workspace_for(target)
+        chat = await aresolve(target)
+        ws = chat.workspace if chat is not None else None
         entry = (await sync_to_async(ws.read_agents)()).get(agent) if ws is not None else None
         if entry is None:
             return None

@@ -17,46 +17,29 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
+from a2aconsole.core.chat import CONSOLE_TARGET, ChatTarget
 from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.tool import A2ATool
 from a2aconsole.core.tool_schema import ACTIONS, ARGUMENTS, TARGET_HELP, TOOL_SCHEMA, Argument
 from a2aconsole.core.watch_control import PendingFileWatches
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.chats import resolve, unknown, value_of
 from a2aconsole.web.runtime import console_state_paths
 
-CONSOLE_TARGET = "console"
 
-
-def target_setup(target: str) -> tuple[Workspace | None, int]:
-    """The target's workspace and inbound hops: its ChatTarget row; the `console` target's workspace is always
-    settings.WORKSPACE_DIR (`A2ACONSOLE_WORKSPACE`), whatever its row says."""
+def target_of(target_id: str) -> ChatTarget | None:
+    """The chat target, resolved once before the loop starts (workspace, inbound hops); None when unknown."""
     try:
-        from a2aconsole.web.models import ChatTarget
-
-        row = ChatTarget.objects.filter(id=target).first()
+        return resolve(target_id)
     except DatabaseError:  # no database yet (not migrated): only the console target is known
-        row = None
-    hops = int(row.inbound_hops) if row is not None else 0
-    if target == CONSOLE_TARGET:
-        return Workspace(settings.WORKSPACE_DIR), hops
-    if row is not None:
-        return Workspace(row.workspace), hops
-    return None, 0
+        return value_of(None, target_id)
 
 
-async def run_tool(action: str, args: dict[str, Any], target: str, workspace: Workspace | None, hops: int) -> dict:
+async def run_tool(action: str, args: dict[str, Any], target: ChatTarget) -> dict:
     client = settings.A2A_CLIENT
     http = new_http_client(client.response_limit)
     try:
         remote = Remote(http, call_timeout=client.call_timeout, card_timeout=client.card_timeout_seconds)
-        tool = A2ATool(
-            remote,
-            client,
-            lambda t: workspace if t == target else None,
-            hops_for=lambda t: hops,
-            watches=PendingFileWatches(),
-            private_paths=console_state_paths(),
-        )
+        tool = A2ATool(remote, client, PendingFileWatches(), private_paths=console_state_paths())
         return await tool.run(action, args, target)
     finally:
         await http.aclose()
@@ -95,7 +78,7 @@ class Command(BaseCommand):
                 parser.add_argument(
                     *arg.flags, dest=arg.name, type=capped(arg), metavar=arg.field.upper(), help=arg.description
                 )
-        parser.add_argument("--target", default=CONSOLE_TARGET, help=f"{TARGET_HELP} (default: console)")
+        parser.add_argument("--target", default=CONSOLE_TARGET, help=f"{TARGET_HELP} (default: {CONSOLE_TARGET})")
 
     def handle(self, *args: Any, **options: Any) -> None:
         action: str = options["action"]
@@ -103,6 +86,9 @@ class Command(BaseCommand):
         for arg in ARGUMENTS:
             if arg.is_list and len(tool_args.get(arg.name, ())) > arg.max_items:
                 raise CommandError(f"{arg.flags[0]} may be given at most {arg.max_items} times")
-        workspace, hops = target_setup(options["target"])
-        result = asyncio.run(run_tool(action, tool_args, options["target"], workspace, hops))
+        target = target_of(options["target"])
+        if target is None:
+            result: dict[str, Any] = {"error": unknown(options["target"])}
+        else:
+            result = asyncio.run(run_tool(action, tool_args, target))
         self.stdout.write(json.dumps(result, indent=2, ensure_ascii=False))
