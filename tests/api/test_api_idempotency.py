@@ -19,7 +19,7 @@ from a2aconsole.asgi import application
 from tests.support.agents import TestAgent
 from tests.support.api_contract import check_answer, document
 from tests.support.api_host import Host
-from tests.support.toolkit import until
+from tests.support.watching import eventually
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -133,12 +133,12 @@ async def test_a_retry_after_a_dropped_connection_gets_the_first_calls_answer(ho
     }
     dropped = ApplicationCommunicator(application, scope)
     await dropped.send_input({"type": "http.request", "body": body, "more_body": False})
-    await until(lambda: len(echo.received) == 1)
+    await eventually(lambda: len(echo.received) == 1)
     await dropped.send_input({"type": "http.disconnect"})
     await dropped.wait(timeout=10)  # the view was cancelled and the request is over; the call is not
 
     retry = asyncio.ensure_future(post(host, body, "trip-1"))
-    await until(lambda: echo.methods.count("GetTask") >= 1)  # the first call is still waiting on the task
+    await eventually(lambda: echo.methods.count("GetTask") >= 1)  # the first call is still waiting on the task
     assert not retry.done()
     echo.release("trip")
     resp = await asyncio.wait_for(retry, 20)

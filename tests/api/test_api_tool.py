@@ -20,6 +20,7 @@ from a2aconsole.web.models import ChatTarget
 from tests.support.agents import TestAgent
 from tests.support.api_host import Host, make_host
 from tests.support.toolkit import entry, write_agents
+from tests.support.watching import eventually
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -195,7 +196,7 @@ async def watch_hops(target: str, hops: int) -> Callable[[], Any]:
 
     async def wait() -> None:
         try:
-            await asyncio.wait_for(done.wait(), 10)
+            await eventually(done.wait, what=f"target {target} saved with {hops} inbound hops", timeout=10)
         finally:
             post_save.disconnect(saved, sender=ChatTarget)
 
