@@ -12,8 +12,8 @@ from a2aconsole.core.tool import A2ATool
 from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import TestAgent
-from tests.support.toolkit import SETTINGS, TARGET, entry, until, write_agents
-from tests.support.watching import SignalClock, WaitableDelivery
+from tests.support.toolkit import SETTINGS, TARGET, entry, write_agents
+from tests.support.watching import SignalClock, WaitableDelivery, eventually
 
 CARD_PATH = "/.well-known/agent-card.json"
 
@@ -39,7 +39,7 @@ async def test_tool_and_watches_share_one_pool_with_the_card_ttl(workspace: Work
         result = await asyncio.wait_for(send, 10)
         assert result["state"] == "working"
         # the watch subscribes with the send's connection: no second card fetch
-        await until(lambda: len(registry) == 1 and "SubscribeToTask" in agent.methods)
+        await eventually(lambda: len(registry) == 1 and "SubscribeToTask" in agent.methods)
         assert cards() == 1
         status = await tool.run("status", {"agent": "bot", "taskId": result["taskId"]}, chat)
         assert status["state"] == "working" and cards() == 1

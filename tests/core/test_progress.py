@@ -28,8 +28,8 @@ from a2aconsole.core.following import progress_of
 from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
 from tests.support.js_agents import SdkAgent
-from tests.support.toolkit import TARGET, entry, make_tool, until, write_agents
-from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink, add_record, start_task
+from tests.support.toolkit import TARGET, entry, make_tool, write_agents
+from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink, add_record, eventually, start_task
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ async def test_send_wait_reports_progress_from_the_stream(http, workspace: Works
     sink = WaitableSink()
     tool = make_tool(http, workspace, clock=FakeClock(), events=sink)  # the wait never runs out
     send = asyncio.ensure_future(tool.run("send", {"agent": "bot", "message": "hold pr1"}, TARGET))
-    await until(lambda: "SubscribeToTask" in sdk_agent.methods, timeout=20)
+    await eventually(lambda: "SubscribeToTask" in sdk_agent.methods, timeout=20)
     sdk_agent.release("pr1")
     result = await asyncio.wait_for(send, 20)
     assert result["state"] == "completed" and "released pr1" in result["text"]
@@ -67,7 +67,7 @@ async def test_watch_reports_progress_from_the_stream(workspace: Workspace, make
     try:
         task = await start_task(remote, workspace, "bot", "hold pr2")
         await registry.arm(workspace, await add_record(workspace, task, "bot", clock, source="subscribe"))
-        await until(lambda: "SubscribeToTask" in agent.methods, timeout=20)
+        await eventually(lambda: "SubscribeToTask" in agent.methods, timeout=20)
         agent.release("pr2")
         await delivery.wait_for(1)
     finally:

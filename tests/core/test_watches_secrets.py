@@ -4,7 +4,6 @@ off the agent, so the agent stops pushing to it. Real loopback agents, a fake cl
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -117,7 +116,7 @@ async def test_a_finished_watch_takes_its_push_config_off_the_agent(pushed, work
     async def gone() -> bool:
         return await agent.push_configs(task.id) == []
 
-    await eventually_async(gone, "the push config removal")
+    await eventually(gone, what="the push config removal")
 
 
 async def test_a_timed_out_watch_takes_its_push_config_off_the_agent(pushed, workspace, clock) -> None:
@@ -130,7 +129,7 @@ async def test_a_timed_out_watch_takes_its_push_config_off_the_agent(pushed, wor
     async def gone() -> bool:
         return await agent.push_configs(task.id) == []
 
-    await eventually_async(gone, "the push config removal")
+    await eventually(gone, what="the push config removal")
 
 
 async def test_a_removed_agent_is_told_to_drop_the_push_config(pushed, workspace, clock) -> None:
@@ -143,7 +142,7 @@ async def test_a_removed_agent_is_told_to_drop_the_push_config(pushed, workspace
     async def gone() -> bool:
         return await agent.push_configs(task.id) == []
 
-    await eventually_async(gone, "the push config removal")
+    await eventually(gone, what="the push config removal")
 
 
 async def test_a_settled_status_takes_the_push_config_off_the_agent(
@@ -164,13 +163,3 @@ async def test_a_settled_status_takes_the_push_config_off_the_agent(
     out = await tool.run("status", {"agent": "bot", "taskId": task.id}, ChatTarget("chat1", workspace))
     assert out["state"] == "completed" and workspace.read_pending().records == []
     assert await agent.push_configs(task.id) == []
-
-
-async def eventually_async(check: Callable[[], Any], what: str, timeout: float = 15.0) -> None:
-    """Bounded polling of the agent's own API (it runs in another thread)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await check():
-        if loop.time() > deadline:
-            raise TimeoutError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)

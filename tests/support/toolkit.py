@@ -6,9 +6,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -88,12 +86,3 @@ def make_tool(
     remote = Remote(http, call_timeout=s.call_timeout, card_timeout=s.card_timeout_seconds)
     tool = A2ATool(remote, s, watches or RecordingWatches(), events=events, clock=clock, private_paths=private_paths)
     return TargetTool(tool, ChatTarget(TARGET, workspace, hops))
-
-
-async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Wait (bounded, real time) for a condition another thread makes true: the agents run in their own thread."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError("condition not met in time")
-        await asyncio.sleep(0.01)

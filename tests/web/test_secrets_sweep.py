@@ -40,7 +40,7 @@ from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.models import ApiToken, ChatTarget, TaskEvent
 from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
 from tests.support.hosts import BotApi, LoopbackHost
-from tests.support.watching import LoopbackServer, Signal
+from tests.support.watching import LoopbackServer, WaitableSink
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -54,22 +54,6 @@ HOOK_QUERY = "SWEEP-hookquery-o5p6"
 BOT_TOKEN = "987654:SWEEP-bottoken-q7r8"
 WAIT = 0.3  # seconds a send waits for its task (real time: the console runs for real here)
 LOGGERS = ("", "a2aconsole", "httpx", "httpcore", "a2a", "django", "uvicorn", "daphne", "channels")
-
-
-class TeeSink(ChannelsBroadcast):
-    """The real sink (TaskEvent rows, live updates to the tabs), keeping each live-update payload to grep."""
-
-    def __init__(self) -> None:
-        self.frames: list[dict[str, Any]] = []
-        self.signal = Signal()
-
-    async def emit(self, event: Event) -> None:
-        await super().emit(event)
-        self.frames.append(event.to_json())
-        self.signal.poke()
-
-    def count(self, kind: str) -> int:
-        return sum(1 for f in self.frames if f.get("kind") == kind)
 
 
 def closed_port() -> int:
@@ -136,7 +120,7 @@ async def test_no_secret_reaches_any_sink(
     )
     (workspace.root / "note.txt").write_text("a note")
 
-    sink = TeeSink()
+    sink = WaitableSink(ChannelsBroadcast())  # the real sink, each event kept to grep
     rt = install_runtime(
         build_runtime(
             client_settings=ClientSettings(push_base_url=console.url, wait_seconds=WAIT),
@@ -232,10 +216,10 @@ async def test_no_secret_reaches_any_sink(
                 rec.keep("api wrong token", r.status_code, r.headers, r.content)
                 assert r.status_code == 401
             try:
-                await sink.signal.until(lambda: sink.count("delivered") >= 3, what="three deliveries")
+                await sink.until_kind("delivered", 3)
             except TimeoutError:
                 raise AssertionError(
-                    [(f.get("kind"), f.get("target"), f.get("text", "")[:80]) for f in sink.frames]
+                    [(f.get("kind"), f.get("target"), f.get("text", "")[:80]) for f in map(Event.to_json, sink.events)]
                 ) from None
             await api("tg", tg_token, {"action": "status", "agent": "keyed", "taskId": first["taskId"]})
 
@@ -334,7 +318,7 @@ async def test_no_secret_reaches_any_sink(
     # HTTP answers, events, far ends
     for answer in rec.answers:
         scan("an HTTP answer", answer)
-    scan("live updates", json.dumps(sink.frames))
+    scan("live updates", json.dumps([e.to_json() for e in sink.events]))
     for h in bot.hits:
         scan("a Telegram message", h.body.decode())
     for h in hook.hits:

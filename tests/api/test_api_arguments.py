@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,31 +17,11 @@ from a2aconsole.core.tool_schema import MAX_PATH, TOOL_SCHEMA
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.models import TaskEvent
 from tests.support.agents import TestAgent
-from tests.support.runtime import fresh_runtime
-from tests.support.toolkit import entry, write_agents
-from tests.web.test_api_tool import Host, make_host
+from tests.support.api_host import Host
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 LONE = "\ud800"  # a lone surrogate: valid in JSON (`"\ud800"`), not encodable as UTF-8
-
-
-@pytest.fixture
-async def api_runtime() -> AsyncIterator[Any]:
-    async with fresh_runtime() as runtime:
-        yield runtime
-
-
-@pytest.fixture
-def echo(workspace: Workspace, make_agent: Callable[..., TestAgent]) -> TestAgent:
-    agent = make_agent()
-    write_agents(workspace, entry("echo", agent))
-    return agent
-
-
-@pytest.fixture
-async def host(workspace: Workspace, api_runtime: Any) -> Host:
-    return await make_host(workspace)
 
 
 def _snapshot(workspace: Workspace) -> dict[str, bytes]:
