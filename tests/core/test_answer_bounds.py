@@ -20,7 +20,15 @@ from a2aconsole.core.workspace import Workspace
 from tests.support.agent_process import agent_process
 from tests.support.agents import TestAgent
 from tests.support.toolkit import SETTINGS, TARGET, entry, make_tool, write_agents
-from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink, add_record, eventually, start_task
+from tests.support.watching import (
+    SignalClock,
+    WaitableDelivery,
+    WaitableSink,
+    add_record,
+    eventually,
+    settled_at_agent,
+    start_task,
+)
 
 MB = 1024 * 1024
 
@@ -155,9 +163,7 @@ async def test_a_watch_whose_task_grew_too_big_ends_and_says_why(workspace: Work
             agent.release("big")
             async with _client() as roomy:  # the test's own look: has the agent finished?
                 conn = await Remote(roomy).connect(workspace.read_agents().get("bot"))
-                for _ in range(200):  # the agent finishes in its own thread: bounded, each a real round trip
-                    if (await conn.get_task(task.id)).state == "completed":
-                        break
+                await settled_at_agent(conn, task.id, "completed")
             registry.wake(record.watch_id)
             [(target, text)] = await delivery.wait_for(1)
             await eventually(lambda: workspace.read_pending().records == [], what="the watch to leave the file")

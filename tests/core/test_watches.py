@@ -20,6 +20,7 @@ from tests.support.watching import (
     PushReceiver,
     add_record,
     eventually,
+    settled_at_agent,
     start_task,
 )
 
@@ -457,9 +458,7 @@ async def test_watch_saves_file_artifacts_to_inbox(make_sdk_agent, workspace, re
     reg, delivery, _ = registry_for(workspace)
     task = await start_task(remote, workspace, "bot", "file")
     conn = await remote.connect(workspace.read_agents().get("bot"))
-    for _ in range(200):  # the agent finishes in its own thread: bounded, each check is a real round trip
-        if (await conn.get_task(task.id)).state == "completed":
-            break
+    await settled_at_agent(conn, task.id, "completed")
     await reg.arm(workspace, await add_record(workspace, task, "bot", clock))
     await clock.until(lambda s: len(s) == 1)
     await clock.advance(15.0)
@@ -482,9 +481,7 @@ async def test_watch_result_and_question_events_carry_the_outcome(
     asked = await start_task(remote, workspace, "bot", "ask")
     conn = await remote.connect(workspace.read_agents().get("bot"))
     for task, settled in ((done, "completed"), (asked, "input-required")):
-        for _ in range(200):  # the agent runs in its own thread: bounded, each check is a real round trip
-            if (await conn.get_task(task.id)).state == settled:
-                break
+        await settled_at_agent(conn, task.id, settled)
     for task in (done, asked):
         await reg.arm(workspace, await add_record(workspace, task, "bot", clock))
     await clock.until(lambda s: len(s) == 2)

@@ -283,3 +283,15 @@ class PushReceiver(LoopbackServer):
         status = {"ok": 200, "not_found": 404}.get(result, 400)
         await send({"type": "http.response.start", "status": status, "headers": []})
         await send({"type": "http.response.body", "body": b""})
+
+
+async def settled_at_agent(conn: Any, task_id: str, state: str, timeout: float = 15.0) -> None:
+    """Wait until the agent itself (GetTask over `conn`) reports `state` for the task: it works in its own thread."""
+
+    async def now() -> str:
+        return (await conn.get_task(task_id)).state
+
+    async def reached() -> bool:
+        return await now() == state
+
+    await eventually(reached, what=f"task {task_id} to be {state} at the agent", timeout=timeout)

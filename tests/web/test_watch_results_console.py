@@ -21,7 +21,7 @@ from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
 from a2aconsole.web.runtime import Runtime
 from tests.support.agents import TestAgent
 from tests.support.runtime import fresh_runtime
-from tests.support.watching import WaitableSink, add_record, start_task
+from tests.support.watching import WaitableSink, add_record, settled_at_agent, start_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -88,9 +88,7 @@ async def test_watch_delivered_files_get_download_links(console, owner: AsyncCli
     rt, events, _ = console
     task = await start_task(rt.remote, space, "bot", "file")
     conn = await rt.remote.connect(space.read_agents().get("bot"))
-    for _ in range(200):  # the agent finishes in its own thread: bounded, each check is a real round trip
-        if (await conn.get_task(task.id)).state == "completed":
-            break
+    await settled_at_agent(conn, task.id, "completed")
     record = await add_record(space, task, "bot", rt.clock, target="console", source="poll")
     assert rt.registry is not None
     await rt.registry.arm(space, record)
@@ -109,9 +107,7 @@ async def test_watch_delivered_question_is_answerable(console, owner: AsyncClien
     rt, events, _ = console
     task = await start_task(rt.remote, space, "bot", "ask")
     conn = await rt.remote.connect(space.read_agents().get("bot"))
-    for _ in range(200):  # the agent asks in its own thread: bounded, each check is a real round trip
-        if (await conn.get_task(task.id)).state == "input-required":
-            break
+    await settled_at_agent(conn, task.id, "input-required")
     record = await add_record(space, task, "bot", rt.clock, target="console", source="poll")
     assert rt.registry is not None
     await rt.registry.arm(space, record)
