@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from a2a.types import Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatus
+from a2a.types import Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatus, TaskStatusUpdateEvent
 
 from .call_limits import CallLimits
 from .client import Connection, RemoteError, origin_of
@@ -121,6 +121,7 @@ class Follower:
         "sending",
         "source",
         "state",
+        "told",
         "waker",
         "woken",
         "ws",
@@ -143,6 +144,7 @@ class Follower:
         self.woken = False
         self.sending = False  # in a send's wait (`follow(conn)`), until a watch takes it over
         self.latest: Task | None = None  # during a send's wait: the task as last seen, for the send's answer
+        self.told = ""  # the status message last told as progress (its id, else its text): told once
 
     def wake(self) -> None:
         """Check the task now (a push arrived, or a console asked); during a send's wait, the hand-over."""
@@ -221,6 +223,7 @@ class Follower:
     async def _send_saw(self, current: Task) -> None:
         self.latest = current
         await self._saw(state_name(current.status.state))
+        await self._heard(current.status)
 
     async def _send_nap(self, seconds: float) -> None:
         """Sleep on the clock; a hand-over (`take_over`) cuts it short."""
@@ -349,6 +352,7 @@ class Follower:
         self.error = ""
         state = state_name(task.status.state)
         await self._saw(state)
+        await self._heard(task.status)
         return task if is_settled(state) and not is_stale(self.record, task.status) else None
 
     def _note_error(self, e: A2AConsoleError, conn: Connection | None = None) -> None:
@@ -385,6 +389,21 @@ class Follower:
 
     async def _progress(self, ev: StreamResponse) -> None:
         note = progress_of(ev)
+        if note is not None:
+            if note[1]["kind"] == "status":
+                self.told = status_key(ev.status_update.status)
+            await self.host.follow_event(self, PROGRESS, text=note[0], data=note[1])
+
+    async def _heard(self, status: TaskStatus) -> None:
+        """A status message seen by GetTask (after a push, or a poll) while the task works is progress too, told
+        once: a push that carries only a new status message changes no state, and would show nothing else."""
+        if is_settled(state_name(status.state)) or not status.HasField("message"):
+            return
+        key = status_key(status)
+        if key == self.told:
+            return
+        self.told = key
+        note = progress_of(StreamResponse(status_update=TaskStatusUpdateEvent(status=status)))
         if note is not None:
             await self.host.follow_event(self, PROGRESS, text=note[0], data=note[1])
 
@@ -481,6 +500,13 @@ class Follower:
                     if is_settled(state) and not is_stale(self.record, status):
                         return "settled"
         return "ended"
+
+
+def status_key(status: TaskStatus) -> str:
+    """What tells one status message from the next: its id, else its text."""
+    if not status.HasField("message"):
+        return ""
+    return status.message.message_id or message_text(status.message)
 
 
 def _stream_status(ev: StreamResponse) -> TaskStatus | None:
