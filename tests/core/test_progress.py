@@ -104,9 +104,7 @@ def test_an_artifact_in_chunks_is_told_at_its_start_and_its_end() -> None:
     assert data == {"kind": "status", "state": "working"} and text.startswith("x" * 1024) and len(text) < 1100
 
 
-async def test_a_watch_tells_a_new_status_message_seen_by_get_task_once(
-    workspace: Workspace, make_sdk_agent
-) -> None:
+async def test_a_watch_tells_a_new_status_message_seen_by_get_task_once(workspace: Workspace, make_sdk_agent) -> None:
     """Bug 9: a push (or a poll) that finds only a new status message changes no state: it was never told."""
     agent = make_sdk_agent(push=False, streaming=False)
     workspace.save_agents([{"name": "bot", "url": agent.url}], None)
@@ -124,7 +122,7 @@ async def test_a_watch_tells_a_new_status_message_seen_by_get_task_once(
             t = await conn.get_task(task.id)
             return t.status.message.parts[0].text if t.status.HasField("message") else ""
 
-        while await says() != "working 3/3":  # the agent's own pace (real time, bounded by the test timeout)
+        while await says() != "working 3/3":  # noqa: ASYNC110  (the agent's pace: real time, bounded by the timeout)
             await asyncio.sleep(0.01)
         await registry.arm(workspace, await add_record(workspace, task, "bot", clock, source="poll"))
         await clock.until(lambda s: s == [15.0])
