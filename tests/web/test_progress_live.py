@@ -88,17 +88,24 @@ async def test_status_only_pushes_reach_the_open_tabs(console: ConsoleServer, sd
         await eventually(lambda: "CreateTaskPushNotificationConfig" in sdk_agent.methods, 30, "the push config")
         cookie = await asyncio.to_thread(log_in, console.url)
         pages = ("/ws/console/watches/", f"/ws/console/task/?agent=bot&task={task.id}&target=console")
-        async with Tab(console, cookie, pages[0]) as watches, Tab(console, cookie, pages[1]) as timeline:
+        async with (
+            Tab(console, cookie, pages[0]) as watches,
+            Tab(console, cookie, pages[1]) as timeline,
+            Tab(console, cookie, "/ws/console/chat/?target=console") as chat,
+        ):
             sdk_agent.release("go")  # 200 status updates, each pushed, none changing the state
             await eventually(lambda: LAST in "".join(watches.frames), 60, "the last status on the watch table")
             await eventually(lambda: LAST in "".join(timeline.frames), 30, "the last status on the task page")
-            for tab in (watches, timeline):
+            await eventually(lambda: LAST in "".join(chat.frames), 30, "the last status in the conversation")
+            for tab in (watches, timeline, chat):
                 said = tab.said()
                 assert said and said[-1] == LAST
                 assert said == sorted(said, key=lambda s: int(s.split()[1].split("/")[0]))  # never backwards
             row = next(f for f in reversed(watches.frames) if LAST in f)
             assert f'<tr id="watch-{record.watch_id}" hx-swap-oob="true"' in row and "data-task-state" in row
             assert max(len(f) for f in timeline.frames[1:]) < 4_000  # one line updated in place, no timeline again
+            line = next(f for f in reversed(chat.frames) if LAST in f)
+            assert 'id="chat-log"' not in line and len(line) < 4_000  # the task's line in place, not the chat again
         # stored: a reload shows the latest (the task page's timeline line, the watch row, the Tasks page row)
         async with httpx.AsyncClient(base_url=console.url, cookies={"sessionid": cookie}, timeout=20) as c:
             for path in (f"/tasks/bot/{task.id}/?target=console", "/watches/", "/tasks/", "/chat/console/"):
