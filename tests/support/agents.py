@@ -19,7 +19,8 @@ One scripted executor; the first word of the user's text picks the scenario:
 - `fail`              fails with `boom: cannot do that`
 - `message`           answers with a message only (no task)
 - `leak`              completes echoing the key header it got (`the key was <header>`), as a hostile agent would;
-                      `leak hold <gate>` does so once released, `leak error` refuses with the key in the error
+                      `leak hold <gate>` does so once released (and while held, in its status), `leak error` refuses
+                      with the key in the error
 
 Agent options (per server): api key required, bearer-only card, streaming, push, extended card,
 message-only, a 0.3 compat server. `change_card(...)` publishes a different card while the agent runs.
@@ -193,7 +194,7 @@ class ScriptedExecutor(AgentExecutor):
             await up.complete(up.new_agent_message([new_text_part("big file attached")]))
         elif word == "leak":
             if rest.startswith("hold "):
-                await up.start_work(up.new_agent_message([new_text_part("holding")]))
+                await up.start_work(up.new_agent_message([new_text_part(f"holding (the key was {leaked})")]))
                 await self.agent.gate(rest.removeprefix("hold ")).wait()
             await up.add_artifact([new_text_part(f"the key was {leaked}")], name="leak")
             await up.complete(up.new_agent_message([new_text_part(f"the key was {leaked}")]))

@@ -1,0 +1,56 @@
+"""What the console keeps of progress: a status message only as its task's latest line (200 of them are no 200
+event rows), an artifact update as an event too; both bounded, and shown after a reload where the task is listed."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.test import Client
+
+from a2aconsole.web.models import ChatTarget, TaskEvent, TaskRecord
+from a2aconsole.web.task_index import LAST_CHARS
+from tests.support.console import create_owner
+from tests.web.test_tasks_page import emit
+
+T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+
+
+@pytest.mark.django_db
+def test_status_messages_are_kept_on_the_task_row_not_as_events() -> None:
+    emit("t1", "sent", text="count to 200", at=T0)
+    emit("t1", "state", "working", at=T0 + timedelta(seconds=1))
+    for i in range(1, 201):
+        at = T0 + timedelta(seconds=1 + i / 100)
+        emit("t1", "progress", text=f"working {i}/200", at=at, data={"kind": "status", "state": "working"})
+    emit("t1", "progress", text="working 200/200", at=T0 + timedelta(seconds=4), data={"kind": "status"})  # again
+    assert TaskEvent.objects.filter(task_id="t1").count() == 2
+    row = TaskRecord.objects.get(task_id="t1")
+    assert (row.progress, row.last_text, row.state, row.events) == ("working 200/200", "working 200/200", "working", 2)
+    assert row.progress_at == T0 + timedelta(seconds=3)  # the repeat changed nothing
+    emit("t1", "progress", text="x" * 5000, at=T0 + timedelta(seconds=5), data={"kind": "status"})
+    row.refresh_from_db()
+    assert len(row.progress) < LAST_CHARS + 40  # bounded, saying how much more there was
+    emit("t1", "progress", text="part one", at=T0 + timedelta(seconds=6), data={"kind": "artifact", "name": "report"})
+    assert TaskEvent.objects.filter(task_id="t1", kind="progress").count() == 1
+    row.refresh_from_db()
+    assert row.progress == "artifact report: part one" and row.events == 3
+
+
+@pytest.mark.django_db
+def test_pages_show_the_latest_progress_after_a_reload() -> None:
+    emit("t2", "sent", text="count", at=T0)
+    emit("t2", "state", "working", at=T0 + timedelta(seconds=1))
+    emit("t2", "progress", text="working 3/8", at=T0 + timedelta(seconds=2), data={"kind": "status"})
+    ChatTarget.objects.create(id="console", name="Console", workspace="/w")
+    owner = Client()
+    owner.force_login(create_owner())
+    tasks = owner.get("/tasks/").content.decode()
+    assert "working 3/8" in tasks
+    assert f'<time datetime="{T0.isoformat()}" data-age>' in tasks  # a running task's duration ticks in the browser
+    page = owner.get("/tasks/bot/t2/?target=console").content.decode()
+    assert 'id="task-progress"' in page and "working 3/8" in page and 'data-ago="2026-12-01T09:00:02+00:00"' in page
+    assert "working 3/8" in owner.get("/chat/console/").content.decode()
+    emit("t2", "result", "completed", "all 8 done", at=T0 + timedelta(seconds=9))
+    page = owner.get("/tasks/bot/t2/?target=console").content.decode()
+    assert "working 3/8" not in page  # a finished task shows its result, not what it said while working
