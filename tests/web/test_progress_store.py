@@ -3,9 +3,11 @@ event rows), an artifact update as an event too; both bounded, and shown after a
 
 from __future__ import annotations
 
+import importlib
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.apps import apps
 from django.test import Client
 
 from a2aconsole.web.models import ChatTarget, TaskEvent, TaskRecord
@@ -54,3 +56,21 @@ def test_pages_show_the_latest_progress_after_a_reload() -> None:
     emit("t2", "result", "completed", "all 8 done", at=T0 + timedelta(seconds=9))
     page = owner.get("/tasks/bot/t2/?target=console").content.decode()
     assert "working 3/8" not in page  # a finished task shows its result, not what it said while working
+
+
+@pytest.mark.django_db
+def test_the_migration_gives_tasks_their_latest_stored_progress() -> None:
+    """Status messages stored as events before this change: the latest becomes the task's progress line."""
+    for i, (kind, text) in enumerate([("sent", "hi"), ("progress", "step 1"), ("progress", "step 2")]):
+        TaskEvent.objects.create(
+            agent="bot",
+            task_id="old",
+            kind=kind,
+            text=text,
+            data={"kind": "status"},
+            created_at=T0 + timedelta(seconds=i),
+        )
+    TaskRecord.objects.create(agent="bot", task_id="old", state="working", started_at=T0, updated_at=T0)
+    importlib.import_module("a2aconsole.web.migrations.0191_task_record_progress").backfill(apps, None)
+    r = TaskRecord.objects.get(task_id="old")
+    assert (r.progress, r.progress_at) == ("step 2", T0 + timedelta(seconds=2))
