@@ -104,6 +104,19 @@ def progress_lines(tasks: set[tuple[str, str]]) -> list[str]:
     ]
 
 
+def only_progress(changes: Changes) -> bool:
+    """Nothing changed but what agents said while working: pages that do not show it render nothing (an agent
+    may send hundreds of status messages)."""
+    return not changes.full and changes.kinds <= {"progress"}
+
+
+class ProgressBlind(LivePage):
+    """A page that shows nothing of what agents say while working: a batch of progress alone renders nothing."""
+
+    def changed(self, tab: Tab, changes: Changes) -> list[str]:
+        return [] if only_progress(changes) else self.full(tab)
+
+
 def _render(template: str, ctx: dict[str, Any]) -> str:
     return render_to_string(template, ctx)
 
@@ -113,7 +126,7 @@ def _delete(element_id: str) -> str:
 
 
 @register("dashboard")
-class DashboardLive(LivePage):
+class DashboardLive(ProgressBlind):
     def full(self, tab: Tab) -> list[str]:
         from a2aconsole.web.views import dashboard, scope
 
@@ -224,7 +237,7 @@ class ChatLive(LivePage):
         return [conversation.live_fragment(tab.params)]  # the thread (or all) as the tab shows it, and the threads
 
     def changed(self, tab: Tab, changes: Changes) -> list[str]:
-        if not changes.full and changes.kinds <= {"progress"}:  # the running tasks' lines, updated in place
+        if only_progress(changes):  # the running tasks' lines, updated in place
             return progress_lines(changes.tasks) + outcomes(changes.tasks, tab.params["target"])
         return self.full(tab) + outcomes(changes.tasks, tab.params["target"])
 
@@ -241,7 +254,7 @@ class InboxLive(ChatLive):
         return [render_to_string("web/inbox.html#inbox-list", {**inbox.items(t), "target": t, "oob": True})]
 
     def changed(self, tab: Tab, changes: Changes) -> list[str]:
-        return self.full(tab)
+        return [] if only_progress(changes) else self.full(tab)
 
 
 @register("task")
@@ -316,7 +329,7 @@ class TaskLive(LivePage):
 
 
 @register("status")
-class StatusLive(LivePage):
+class StatusLive(ProgressBlind):
     """`/a2a`: the workspaces' agents and watches, the watch rows appended in batches."""
 
     def full(self, tab: Tab) -> list[str]:
@@ -342,7 +355,7 @@ class TasksLive(LivePage):
 
 
 @register("agents")
-class AgentsLive(LivePage):
+class AgentsLive(ProgressBlind):
     """The agents list, when agents.json changed (by hand, another tab, the CLI): the list as the file is now."""
 
     def full(self, tab: Tab) -> list[str]:
