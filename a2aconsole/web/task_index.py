@@ -107,11 +107,12 @@ def progress_of(pairs: Any) -> dict[tuple[str, str], Any]:
     return {(r.agent, r.task_id): r for r in rows if (r.agent, r.task_id) in wanted}
 
 
-def changed_at() -> Any:
-    """When a task's row last changed (a status message changes no event): for caches of what rows show."""
+def changed_at(**where: str) -> Any:
+    """When a task's row last changed (of those matching `where`): a status message changes no event, so caches
+    of what rows show, and tabs checking that they heard everything, look here."""
     from a2aconsole.web.models import TaskRecord
 
-    return TaskRecord.objects.order_by("-updated_at").values_list("updated_at", flat=True).first()
+    return TaskRecord.objects.filter(**where).order_by("-updated_at").values_list("updated_at", flat=True).first()
 
 
 RUNNING = frozenset({"", "unknown", "submitted", "working"})

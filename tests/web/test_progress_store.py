@@ -7,12 +7,14 @@ import importlib
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.apps import apps
 from django.test import Client
 
 from a2aconsole.web.models import ChatTarget, TaskEvent, TaskRecord
 from a2aconsole.web.task_index import LAST_CHARS
-from tests.support.console import create_owner
+from tests.support.console import connect_socket, create_owner
+from tests.web.test_live_transport import frames_until
 from tests.web.test_tasks_page import emit
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -74,3 +76,19 @@ def test_the_migration_gives_tasks_their_latest_stored_progress() -> None:
     importlib.import_module("a2aconsole.web.migrations.0191_task_record_progress").backfill(apps, None)
     r = TaskRecord.objects.get(task_id="old")
     assert (r.progress, r.progress_at) == ("step 2", T0 + timedelta(seconds=2))
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_tab_that_missed_a_status_message_catches_up(owner_cookie: str, settings) -> None:
+    """A status message is no event (the page's version stays): a tab whose message was lost still notices, at
+    its next check, that the task's row moved while it heard nothing, and renders again."""
+    settings.LIVE_CHECK_SECONDS = 0.05
+    await sync_to_async(emit)("t3", "state", "working")
+    comm, ok = await connect_socket("/ws/console/task/?agent=bot&task=t3&target=console", owner_cookie)
+    assert ok
+    await comm.receive_from(timeout=5)
+    status = {"kind": "status", "state": "working"}
+    await sync_to_async(emit)("t3", "progress", text="working 5/8", at=T0 + timedelta(seconds=1), data=status)
+    got = "".join(await frames_until(comm, lambda t: "working 5/8" in t))  # no message was sent at all
+    assert 'id="task-progress"' in got
+    await comm.disconnect()

@@ -197,6 +197,9 @@ class WatchesLive(LivePage):
     def changed(self, tab: Tab, changes: Changes) -> list[str]:
         return outcomes(changes.tasks) + self._rows_changed(tab, changes)
 
+    def progress_mark(self, params: dict[str, str]) -> Any:
+        return task_index.changed_at()
+
     def _rows_changed(self, tab: Tab, changes: Changes) -> list[str]:
         ctx = self._table(tab)
         before: list[str] = tab.memo.get("shown", [])
@@ -231,6 +234,9 @@ class ChatLive(LivePage):
         rows = TaskEvent.objects.filter(target=params["target"]).order_by("-id").values_list("id", flat=True)
         return rows.first() or 0
 
+    def progress_mark(self, params: dict[str, str]) -> Any:
+        return task_index.changed_at(target=params["target"])
+
     def full(self, tab: Tab) -> list[str]:
         from a2aconsole.web.views import conversation
 
@@ -256,6 +262,9 @@ class InboxLive(ChatLive):
     def changed(self, tab: Tab, changes: Changes) -> list[str]:
         return [] if only_progress(changes) else self.full(tab)
 
+    def progress_mark(self, params: dict[str, str]) -> Any:
+        return None  # the inbox shows results only
+
 
 @register("task")
 class TaskLive(LivePage):
@@ -272,6 +281,9 @@ class TaskLive(LivePage):
 
     def version(self, params: dict[str, str]) -> int:
         return self._events(params).order_by("-id").values_list("id", flat=True).first() or 0
+
+    def progress_mark(self, params: dict[str, str]) -> Any:
+        return task_index.changed_at(agent=params["agent"], task_id=params["task"])
 
     def _ctx(self, tab: Tab, events: list[TaskEvent], states: list[str], context_id: str) -> dict[str, Any]:
         p = tab.params
@@ -352,6 +364,9 @@ class TasksLive(LivePage):
         from a2aconsole.web.views import tasklist
 
         return [tasklist.live_fragment(tab.params)]
+
+    def progress_mark(self, params: dict[str, str]) -> Any:
+        return task_index.changed_at()
 
 
 @register("agents")
