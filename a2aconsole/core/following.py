@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from a2a.types import Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatus, TaskStatusUpdateEvent
+from a2a.types import Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatus
 
 from .call_limits import CallLimits
 from .client import Connection, RemoteError, origin_of
@@ -397,13 +397,11 @@ class Follower:
     async def _heard(self, status: TaskStatus) -> None:
         """A status message seen by GetTask (after a push, or a poll) while the task works is progress too, told
         once: a push that carries only a new status message changes no state, and would show nothing else."""
-        if is_settled(state_name(status.state)) or not status.HasField("message"):
-            return
         key = status_key(status)
-        if key == self.told:
+        if not key or key == self.told or is_settled(state_name(status.state)):
             return
         self.told = key
-        note = progress_of(StreamResponse(status_update=TaskStatusUpdateEvent(status=status)))
+        note = status_progress(status)
         if note is not None:
             await self.host.follow_event(self, PROGRESS, text=note[0], data=note[1])
 
@@ -598,14 +596,12 @@ def fold(latest: Task, ev: StreamResponse) -> Task | None:
 def progress_of(ev: StreamResponse) -> tuple[str, dict[str, Any]] | None:
     """What a stream event says of the work in progress, as a `progress` event's text and data: a status
     update's message, or an artifact update (its name, and its text cut to PROGRESS_CHARS). An artifact
-    streamed in many chunks is told at its start and at its last chunk, not chunk by chunk: every event is
+    streamed in many chunks is told at its start and at its last chunk, not chunk by chunk: every one is
     stored and sent to open pages."""
     kind = ev.WhichOneof("payload")
-    if kind == "status_update" and ev.status_update.status.HasField("message"):
-        text = message_text(ev.status_update.status.message)
-        if text:
-            return preview(text, PROGRESS_CHARS), {"kind": "status", "state": state_name(ev.status_update.status.state)}
-    elif kind == "artifact_update" and (not ev.artifact_update.append or ev.artifact_update.last_chunk):
+    if kind == "status_update":
+        return status_progress(ev.status_update.status)
+    if kind == "artifact_update" and (not ev.artifact_update.append or ev.artifact_update.last_chunk):
         art = ev.artifact_update.artifact
         text = "\n".join(p.text for p in art.parts if p.WhichOneof("content") == "text").strip()
         data: dict[str, Any] = {"kind": "artifact", "artifactId": art.artifact_id, "name": art.name}
@@ -613,6 +609,14 @@ def progress_of(ev: StreamResponse) -> tuple[str, dict[str, Any]] | None:
         data["parts"] = len(art.parts)
         return preview(text, PROGRESS_CHARS), data
     return None
+
+
+def status_progress(status: TaskStatus) -> tuple[str, dict[str, Any]] | None:
+    """A status's message as a `progress` event's text and data (None without a text)."""
+    text = message_text(status.message) if status.HasField("message") else ""
+    if not text:
+        return None
+    return preview(text, PROGRESS_CHARS), {"kind": "status", "state": state_name(status.state)}
 
 
 SendEvent = Callable[..., Awaitable[None]]  # (kind, follower, *, state="", text="", data=None): the tool's emit
