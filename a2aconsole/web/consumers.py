@@ -81,17 +81,20 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
         await self.send_current()
         self.tasks.append(asyncio.create_task(self._check_loop()))
         if self.page_name in ("chat", "inbox"):
-            self._flush_kept(params["target"])
+            await self._flush_kept(params["target"])
 
     @staticmethod
-    def _flush_kept(target: str) -> None:
+    async def _flush_kept(target_id: str) -> None:
         """A tab opened this chat: it is reachable now, so results kept for it go out (a second later)."""
         try:
+            from a2aconsole.web.chats import aresolve
             from a2aconsole.web.runtime import get_runtime
 
-            get_runtime().request_flush(target)
+            target = await aresolve(target_id)
+            if target is not None:
+                get_runtime().request_flush(target)
         except Exception as e:  # kept results stay for the next chance
-            log.warning("flushing kept results of %s failed: %s", target, type(e).__name__)
+            log.warning("flushing kept results of %s failed: %s", target_id, type(e).__name__)
 
     async def disconnect(self, code: int) -> None:
         for t in [*getattr(self, "tasks", []), getattr(self, "flusher", None)]:

@@ -78,10 +78,6 @@ class StatusLine:
             out.insert(0, {"text": " → ".join(states), "at": self.events[0].created_at})
         return out
 
-    @property
-    def last_at(self) -> datetime:
-        return self.events[-1].created_at
-
 
 def is_bookkeeping(ev: TaskEvent) -> bool:
     """Events that say how a task is followed rather than what was said: folded into status lines."""

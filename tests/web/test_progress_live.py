@@ -85,7 +85,9 @@ async def test_status_only_pushes_reach_the_open_tabs(console: ConsoleServer, sd
         task = await start_task(Remote(http, call_timeout=10.0, card_timeout=5.0), ws, "bot", f"steps {STEPS} go end")
         record = await add_record(ws, task, "bot", SystemClock(), target="console", source="push")
         await asyncio.to_thread(console.start)
-        await eventually(lambda: "CreateTaskPushNotificationConfig" in sdk_agent.methods, 30, "the push config")
+        await eventually(
+            lambda: "CreateTaskPushNotificationConfig" in sdk_agent.methods, timeout=30, what="the push config"
+        )
         cookie = await asyncio.to_thread(log_in, console.url)
         pages = ("/ws/console/watches/", f"/ws/console/task/?agent=bot&task={task.id}&target=console")
         async with (
@@ -94,9 +96,9 @@ async def test_status_only_pushes_reach_the_open_tabs(console: ConsoleServer, sd
             Tab(console, cookie, "/ws/console/chat/?target=console") as chat,
         ):
             sdk_agent.release("go")  # 200 status updates, each pushed, none changing the state
-            await eventually(lambda: LAST in "".join(watches.frames), 60, "the last status on the watch table")
-            await eventually(lambda: LAST in "".join(timeline.frames), 30, "the last status on the task page")
-            await eventually(lambda: LAST in "".join(chat.frames), 30, "the last status in the conversation")
+            await eventually(lambda: LAST in "".join(watches.frames), timeout=60, what="the last status on the watches")
+            await eventually(lambda: LAST in "".join(timeline.frames), timeout=30, what="the last status on the task")
+            await eventually(lambda: LAST in "".join(chat.frames), timeout=30, what="the last status in the chat")
             for tab in (watches, timeline, chat):
                 said = tab.said()
                 assert said and said[-1] == LAST

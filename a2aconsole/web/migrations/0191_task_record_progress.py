@@ -17,7 +17,7 @@ def backfill(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("web", "0005_task_record"),
+        ("web", "0007_api_token"),
     ]
 
     operations = [
