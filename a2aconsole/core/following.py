@@ -121,6 +121,7 @@ class Follower:
         "sending",
         "source",
         "state",
+        "told",
         "waker",
         "woken",
         "ws",
@@ -143,6 +144,7 @@ class Follower:
         self.woken = False
         self.sending = False  # in a send's wait (`follow(conn)`), until a watch takes it over
         self.latest: TaskSnapshot | None = None  # during a send's wait: the task as last seen, for the send's answer
+        self.told = ""  # the status message last told as progress (its id, else its text): told once
 
     def wake(self) -> None:
         """Check the task now (a push arrived, or a console asked); during a send's wait, the hand-over."""
@@ -221,6 +223,7 @@ class Follower:
     async def _send_saw(self, current: TaskSnapshot) -> None:
         self.latest = current
         await self._saw(current.state)
+        await self._heard(current.status)
 
     async def _send_nap(self, seconds: float) -> None:
         """Sleep on the clock; a hand-over (`take_over`) cuts it short."""
@@ -349,6 +352,7 @@ class Follower:
         self.error = ""
         state = task.state
         await self._saw(state)
+        await self._heard(task.status)
         return task if is_settled(state) and not is_stale(self.record, task.status) else None
 
     def _note_error(self, e: A2AConsoleError, conn: Connection | None = None) -> None:
@@ -385,6 +389,19 @@ class Follower:
 
     async def _progress(self, ev: TaskEvent) -> None:
         note = progress_of(ev)
+        if note is not None:
+            if isinstance(ev, StatusUpdate):
+                self.told = status_key(ev.status)
+            await self.host.follow_event(self, PROGRESS, text=note[0], data=note[1])
+
+    async def _heard(self, status: StatusValue) -> None:
+        """A status message seen by GetTask (after a push, or a poll) while the task works is progress too, told
+        once: a push that carries only a new status message changes no state, and would show nothing else."""
+        key = status_key(status)
+        if not key or key == self.told or is_settled(status.state):
+            return
+        self.told = key
+        note = status_progress(status)
         if note is not None:
             await self.host.follow_event(self, PROGRESS, text=note[0], data=note[1])
 
@@ -483,6 +500,13 @@ class Follower:
         return "ended"
 
 
+def status_key(status: StatusValue) -> str:
+    """What tells one status message from the next: its id, else its text."""
+    if status.message is None:
+        return ""
+    return status.message.message_id or message_text(status.message)
+
+
 def _stream_status(ev: TaskEvent) -> StatusValue | None:
     if isinstance(ev, TaskSnapshot | StatusUpdate):
         return ev.status
@@ -563,13 +587,11 @@ def fold(latest: TaskSnapshot, ev: TaskEvent) -> TaskSnapshot | None:
 def progress_of(ev: TaskEvent) -> tuple[str, dict[str, Any]] | None:
     """What a stream event says of the work in progress, as a `progress` event's text and data: a status
     update's message, or an artifact update (its name, and its text cut to PROGRESS_CHARS). An artifact
-    streamed in many chunks is told at its start and at its last chunk, not chunk by chunk: every event is
+    streamed in many chunks is told at its start and at its last chunk, not chunk by chunk: every one is
     stored and sent to open pages."""
-    if isinstance(ev, StatusUpdate) and ev.status.message is not None:
-        text = message_text(ev.status.message)
-        if text:
-            return preview(text, PROGRESS_CHARS), {"kind": "status", "state": ev.status.state}
-    elif isinstance(ev, ArtifactUpdate) and (not ev.append or ev.last_chunk):
+    if isinstance(ev, StatusUpdate):
+        return status_progress(ev.status)
+    if isinstance(ev, ArtifactUpdate) and (not ev.append or ev.last_chunk):
         art = ev.artifact
         text = "\n".join(p.text for p in art.parts if p.kind == "text").strip()
         data: dict[str, Any] = {"kind": "artifact", "artifactId": art.artifact_id, "name": art.name}
@@ -577,6 +599,14 @@ def progress_of(ev: TaskEvent) -> tuple[str, dict[str, Any]] | None:
         data["parts"] = len(art.parts)
         return preview(text, PROGRESS_CHARS), data
     return None
+
+
+def status_progress(status: StatusValue) -> tuple[str, dict[str, Any]] | None:
+    """A status's message as a `progress` event's text and data (None without a text)."""
+    text = message_text(status.message) if status.message is not None else ""
+    if not text:
+        return None
+    return preview(text, PROGRESS_CHARS), {"kind": "status", "state": status.state}
 
 
 SendEvent = Callable[..., Awaitable[None]]  # (kind, follower, *, state="", text="", data=None): the tool's emit

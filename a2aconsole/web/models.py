@@ -215,6 +215,10 @@ class TaskRecord(models.Model):
     sent_text = models.TextField(blank=True, help_text="The owner's first message (a preview)")
     last_text = models.TextField(blank=True, help_text="The latest message, status or result (a preview)")
     result_text = models.TextField(blank=True, help_text="The final result or open question (its beginning)")
+    progress = models.TextField(
+        blank=True, help_text="What the agent said last while working: a status message or an artifact (a preview)"
+    )
+    progress_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(db_index=True)
     updated_at = models.DateTimeField(db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True, db_index=True)

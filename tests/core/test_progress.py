@@ -102,3 +102,41 @@ def test_an_artifact_in_chunks_is_told_at_its_start_and_its_end() -> None:
     )
     text, data = progress_of(event_value(status))
     assert data == {"kind": "status", "state": "working"} and text.startswith("x" * 1024) and len(text) < 1100
+
+
+async def test_a_watch_tells_a_new_status_message_seen_by_get_task_once(workspace: Workspace, make_sdk_agent) -> None:
+    """Bug 9: a push (or a poll) that finds only a new status message changes no state: it was never told."""
+    agent = make_sdk_agent(push=False, streaming=False)
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    http = new_http_client()
+    remote = Remote(http, call_timeout=10.0, card_timeout=5.0)
+    clock, sink = SignalClock(), WaitableSink()
+    delivery = WaitableDelivery({"chat1": workspace})
+    registry = WatchRegistry(remote, ClientSettings(), delivery, clock, sink)
+    try:
+        task = await start_task(remote, workspace, "bot", "steps 3 st1 st1end")
+        agent.release("st1")
+        conn = await remote.connect(workspace.read_agents().get("bot"))
+
+        async def at_last_step() -> bool:
+            t = await conn.get_task(task.id)
+            return t.status.message is not None and t.status.message.parts[0].text == "working 3/3"
+
+        await eventually(at_last_step, what="the agent's last step")  # the agent's own pace (real time)
+        await registry.arm(workspace, await add_record(workspace, task, "bot", clock, source="poll"))
+        await clock.until(lambda s: s == [15.0])
+        await clock.advance(15)
+        await sink.until(lambda: ("status", "working 3/3", "") in progress(sink), what="the status message")
+        await clock.until(lambda s: s[-1:] == [30.0])
+        await clock.advance(30)  # checked again: the same message is not told twice
+        await clock.until(lambda s: s[-1:] == [60.0])
+        assert progress(sink) == [("status", "working 3/3", "")]
+        agent.release("st1end")
+        await clock.advance(60)
+        await delivery.wait_for(1)
+    finally:
+        agent.release("st1")
+        agent.release("st1end")
+        await registry.stop()
+        await http.aclose()
+    assert [e.data for e in sink.events if e.kind == PROGRESS] == [{"kind": "status", "state": "working"}]

@@ -63,15 +63,20 @@ async def test_a_key_echoed_to_a_watch_is_masked_in_its_delivery_and_events(
     task = await start_task(remote, workspace, "bot", "leak hold g")
     await reg.arm(workspace, await add_record(workspace, task, "bot", clock))
     await clock.until(lambda s: s == [15.0])
+    await clock.advance(15)  # checked while it works: its status message ("holding (the key was ...)") is progress
+    await sink.until(lambda: "progress" in sink.kinds(), what="the status message")
     agent.release("g")
     await eventually(lambda: task.id in agent.finished, what="the agent to finish")
-    await clock.advance(15)
+    await clock.until(lambda s: s[-1:] == [30.0])
+    await clock.advance(30)
     [(_, text)] = await delivery.wait_for(1)
     assert agent.received[0].headers["x-api-key"] == KEY
     assert f"the key was {MASK}" in text and KEY not in text
     events = json.dumps([e.to_json() for e in sink.events])
     assert KEY not in events and f"the key was {MASK}" in events
-    assert {"result", "delivered"} <= set(sink.kinds())
+    assert {"result", "delivered", "progress"} <= set(
+        sink.kinds()
+    )  # its status message too: "holding (the key was ***)"
 
 
 async def test_a_key_in_a_watch_error_is_masked_in_the_watch_table(
