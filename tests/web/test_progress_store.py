@@ -73,7 +73,7 @@ def test_the_migration_gives_tasks_their_latest_stored_progress() -> None:
             created_at=T0 + timedelta(seconds=i),
         )
     TaskRecord.objects.create(agent="bot", task_id="old", state="working", started_at=T0, updated_at=T0)
-    importlib.import_module("a2aconsole.web.migrations.0191_task_record_progress").backfill(apps, None)
+    importlib.import_module("a2aconsole.web.migrations.0008_task_record_progress").backfill(apps, None)
     r = TaskRecord.objects.get(task_id="old")
     assert (r.progress, r.progress_at) == ("step 2", T0 + timedelta(seconds=2))
 
