@@ -58,6 +58,7 @@ class Workspace:
         self.pending_path = self.a2a_dir / "pending.json"
         self.journal_path = self.a2a_dir / JOURNAL_NAME  # sends' records, read with pending.json (pending_journal.py)
         self.inbox_dir = self.root / "inbox" / "a2a"
+        self._lock: FileLock | None = None
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -77,7 +78,9 @@ class Workspace:
 
     @property
     def lock(self) -> FileLock:
-        return lock_for(self.a2a_dir / ".lock")
+        if self._lock is None:  # the process's one lock object for the folder, looked up once per workspace
+            self._lock = lock_for(self.a2a_dir / ".lock")
+        return self._lock
 
     # agents.json
 

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,23 @@ def writer(*args: str, go: bool = False) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         text=True,
     )
+
+
+def kill_at_random(
+    proc: subprocess.Popen[str], rng: random.Random, most: int, look: Callable[[], object], started: Callable[[], None]
+) -> None:
+    """Once the writer said `ready` and `started()` returned, let a random number of `look()`s pass (up to
+    `most`), then SIGKILL it wherever it is; reaped either way."""
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        started()
+        for _ in range(rng.randrange(1, most)):
+            look()
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
 
 
 def load_if_present(path: Path) -> list | None:
@@ -110,15 +128,7 @@ def test_a_sending_writer_killed_anywhere_loses_no_record_and_doubles_none(works
     kept: dict[str, str] = {}
     for run in range(25):
         proc = writer("journal", str(workspace.root), f"r{run}", "-1", "3000")  # big records: long folds
-        try:
-            assert proc.stdout.readline() == "ready\n"
-            for _ in range(rng.randrange(1, 3000)):
-                workspace.journal_path.stat()
-            proc.send_signal(signal.SIGKILL)
-        finally:
-            proc.kill()
-            proc.wait()
-            proc.stdout.close()
+        kill_at_random(proc, rng, 3000, workspace.journal_path.stat, lambda: None)
         records = workspace.read_pending().records
         ids = [r.watch_id for r in records]
         assert len(ids) == len(set(ids)), "a record is there twice"
@@ -162,20 +172,14 @@ def test_a_writer_killed_mid_save_leaves_old_or_new_content(workspace: Workspace
     last_counter = -1
     for _ in range(30):
         proc = writer("churn", str(workspace.root), str(padding))
-        try:
-            assert proc.stdout.readline() == "ready\n"
-            # Once it is saving in its loop, let a random number of look-ups pass, then kill it wherever it is.
+
+        def saving() -> None:  # once it is saving in its loop
             inode = workspace.agents_path.stat().st_ino
             deadline = time.monotonic() + DEADLINE_SECONDS
             while workspace.agents_path.stat().st_ino == inode:
                 assert time.monotonic() < deadline, "writer made no progress"
-            for _ in range(rng.randrange(1, 2000)):
-                workspace.agents_path.stat()
-            proc.send_signal(signal.SIGKILL)
-        finally:
-            proc.kill()
-            proc.wait()
-            proc.stdout.close()
+
+        kill_at_random(proc, rng, 2000, workspace.agents_path.stat, saving)
         assert proc.returncode == -signal.SIGKILL
 
         raw = workspace.agents_path.read_bytes()
