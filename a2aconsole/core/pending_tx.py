@@ -10,7 +10,7 @@ and a commit that only adds or removes records may be a journal line (`pending_j
 
 from __future__ import annotations
 
-import json
+import copy
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -146,4 +146,16 @@ class PendingTx:
 def _own(record: WatchRecord) -> WatchRecord:
     """A copy of `record` sharing nothing with it: the store keeps records across transactions, and a record
     changed behind its back would no longer be the file's."""
-    return WatchRecord.from_json(json.loads(json.dumps(record.to_json())))
+    own = copy.copy(record)
+    own.extra = _copied(record.extra)
+    own.end_events = _copied(record.end_events)
+    return own
+
+
+def _copied(value: Any) -> Any:
+    """JSON-like containers copied all the way down (a record's `extra` is a few small ones)."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    return value
