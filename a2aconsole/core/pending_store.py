@@ -57,6 +57,7 @@ class Cache:
     # the journal as this process last read or wrote it, and what it does to the records (added, removed,
     # replaced): a send parses no line, only lines another process appended since
     journal: bytes = b""
+    journal_sig: _Sig | None = None  # its inode, size and mtime then (None: not known)
     overlay: tuple[dict[str, WatchRecord], set[str], dict[str, WatchRecord]] = ({}, set(), {})
     journal_dirty: bool = False
 
@@ -112,7 +113,12 @@ class PendingStore:
             cache = Cache(sig, records, {r.watch_id: r for r in records})
         tx = PendingTx(cache.records, cache.index)
         tx.cache = cache
-        journal = read_bytes(ws.journal_path) or b""
+        jsig = file_sig(ws.journal_path)
+        # an append-only file under the lock: unchanged inode, size and mtime, unchanged lines (another writer's
+        # would have to empty it and write as many bytes again in the same clock tick)
+        same = jsig is not None and jsig == cache.journal_sig
+        journal = cache.journal if same else (read_bytes(ws.journal_path) or b"") if jsig is not None else b""
+        tx.journal_sig = jsig
         if journal:
             tail = journal
             known = cache.journal
@@ -171,6 +177,7 @@ class PendingStore:
                 os.truncate(ws.journal_path, 0)
         if cache is None:
             return
+        cache.journal_sig = file_sig(ws.journal_path) if commit.writes else tx.journal_sig
         if (commit.truncate or commit.data is not None) and not commit.append:
             cache.journal, cache.overlay, cache.journal_dirty = b"", ({}, set(), {}), False
         else:  # appended, or left as it was: what the journal does now is what the transaction saw
