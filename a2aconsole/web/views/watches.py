@@ -18,7 +18,7 @@ from django.shortcuts import render
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.status import age
 from a2aconsole.core.workspace import Workspace
-from a2aconsole.web import history, live
+from a2aconsole.web import history, live, pending_cache
 from a2aconsole.web.views import scope
 
 log = logging.getLogger(__name__)
@@ -85,16 +85,19 @@ def _row(
     }
 
 
-def table(q: str = "", live: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
-    """Everything the table shows: rows matching `q`, total count, and files that cannot be read."""
+def table(
+    q: str = "", live: dict[str, dict[str, Any]] | None = None, only: set[tuple[str, str]] | None = None
+) -> dict[str, Any]:
+    """Everything the table shows: rows matching `q`, total count, and files that cannot be read. `only`: just
+    the rows of these (agent, task id), for a live update of a few rows (`total` then counts those only)."""
     now = datetime.now(UTC)
     records: list[tuple[Workspace, WatchRecord]] = []
     broken: list[str] = []
     for ws in scope.all_workspaces():
-        pf = ws.read_pending()
+        pf = pending_cache.read_pending(ws)
         if pf.parse_error:
             broken.append(pf.parse_error)
-        records.extend((ws, r) for r in pf.records)
+        records.extend((ws, r) for r in pf.records if only is None or (r.agent, r.task_id) in only)
     states = history.last_states([(r.agent, r.task_id) for _, r in records])
     rows = [_row(ws, r, now, states, (live or {}).get(r.watch_id) or {}) for ws, r in records]
     query = Query.parse(q)
