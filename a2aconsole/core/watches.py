@@ -47,7 +47,7 @@ from .pending import WatchRecord
 from .pending_batch import BatchTx, PendingBatcher
 from .push import PUSH_REMOVAL_TIMEOUT, push_task_id, remove_push_config, token_matches
 from .results import has_files, is_interrupted, outcome_event, result_text, state_name, task_outcome
-from .scrubber import Scrubbers
+from .scrubber import Scrubber, Scrubbers
 from .sending import clear_sending, is_sending, sender_alive
 from .watch_control import take_watches
 from .workspace import Workspace
@@ -309,8 +309,9 @@ class WatchRegistry:
         and context ids, its error texts) is scrubbed; the rest is the console's own."""
         now = self.clock.now()
         rows = []
+        scrubs: dict[Path, Scrubber] = {}  # one look at a workspace's files per call, not one per watch
         for w in self._watches.values():
-            scrub = self.scrubbers.for_workspace(w.ws)
+            scrub = scrubs.get(w.ws.root) or scrubs.setdefault(w.ws.root, self.scrubbers.for_workspace(w.ws))
             r = w.record
             age = None
             with contextlib.suppress(ValueError):

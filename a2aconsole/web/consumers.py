@@ -38,6 +38,7 @@ def render(fn: Any) -> Any:
 
 
 LIVE_MARK = "<!-- live -->"
+MISSED_CATCH_UP = 500  # events a tab that fell behind catches up on one by one; more: a full render
 
 
 class ConsoleConsumer(AsyncWebsocketConsumer):
@@ -162,10 +163,37 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
                 log.warning("live check of a %s tab failed: %s", self.page_name, type(e).__name__)
                 continue
             if seen_before is not None and seen_before > self.newest:
-                log.info("tab of %s missed events up to %s: full render", self.page_name, seen_before)
-                self.pending.full = True
+                missed = await self._missed(self.newest, seen_before)
+                if missed is None:
+                    log.info("tab of %s missed events up to %s: full render", self.page_name, seen_before)
+                    self.pending.full = True
+                else:  # behind, not lost (a busy process announces late): render what those events changed
+                    for ev in missed:
+                        self.pending.add(ev)
+                    self.newest = max(self.newest, seen_before)
                 self._schedule()
             seen_before = current
+
+    async def _missed(self, after: int, upto: int) -> list[dict[str, Any]] | None:
+        """The events stored after `after` up to `upto` (what this tab never heard of), as messages carry them;
+        None when they are too many (or cannot be read): then only a full render will do. A tab that is merely
+        behind, on a process too busy to announce events within LIVE_CHECK_SECONDS, so catches up at the cost of
+        the rows those events touch, not the whole page again (which made a busy process busier)."""
+        from a2aconsole.web.models import TaskEvent
+
+        def read() -> list[dict[str, Any]] | None:
+            rows = list(
+                TaskEvent.objects.filter(id__gt=after, id__lte=upto).values("kind", "agent", "task_id")[
+                    : MISSED_CATCH_UP + 1
+                ]
+            )
+            return None if len(rows) > MISSED_CATCH_UP else rows
+
+        try:
+            return await render(read)()
+        except Exception as e:
+            log.warning("reading the events a %s tab missed failed: %s", self.page_name, type(e).__name__)
+            return None
 
     async def send_current(self) -> None:
         """At connect: nothing when the page is as the tab rendered it (`v`), else everything."""

@@ -1,0 +1,57 @@
+"""A watches tab that fell behind (events stored that no message announced to it yet) catches up by the rows those
+events touch, not by the whole table again; and a live update of a few rows reads only those rows' states."""
+
+from __future__ import annotations
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from a2aconsole.core.events import ALL_GROUP
+from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.live import Changes, Tab
+from a2aconsole.web.live.pages import WatchesLive
+from tests.support.console import connect_socket
+from tests.web.test_live_transport import add_watches, event, frames_until, store
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def test_a_tab_behind_catches_up_by_rows_not_by_the_table(ws: Workspace, owner_cookie: str, settings) -> None:
+    settings.LIVE_CHECK_SECONDS = 0.05
+    await add_watches(ws, 300)
+    comm, ok = await connect_socket("/ws/console/watches/", owner_cookie)
+    assert ok
+    await frames_until(comm, lambda t: t.count("<tr id=") == 300)
+    # stored, never announced to this tab (a process too busy to announce it in time, or a dropped message)
+    await sync_to_async(store)("task-00007", "state", "input-required")
+    got = "".join(await frames_until(comm, lambda t: '<tr id="watch-w7"' in t))
+    assert 'data-task-state="input-required"' in got
+    assert 'id="watch-table"' not in got and got.count("<tr id=") == 1  # before: the whole table, 300 rows
+    # and the tab still hears what comes next, row by row
+    await sync_to_async(store)("task-00009", "state", "auth-required")
+    await get_channel_layer().group_send(ALL_GROUP, event("task-00009"))
+    got = "".join(await frames_until(comm, lambda t: '<tr id="watch-w9"' in t))
+    assert 'data-task-state="auth-required"' in got and 'id="watch-table"' not in got
+    await comm.disconnect()
+
+
+def test_a_changed_row_reads_only_its_own_state(ws: Workspace) -> None:
+    """Ten tabs after each push used to read the latest state of every watch (500 tasks' events) each: now a tab
+    whose watches did not come or go reads the changed task's state only."""
+    import asyncio
+
+    asyncio.run(add_watches(ws, 50))
+    live = WatchesLive()
+    tab = Tab({"q": ""})
+    live.start(tab)  # the tab shows the table as rendered
+    store("task-00003", "state", "input-required")
+    with CaptureQueriesContext(connection) as queries:
+        out = live.changed(tab, Changes(tasks={("bot", "task-00003")}, count=1))
+    rows = [f for f in out if f.lstrip().startswith("<tr")]
+    assert len(rows) == 1 and 'id="watch-w3"' in rows[0] and 'data-task-state="input-required"' in rows[0]
+    # every query about task states names the changed task only (none asks for all 50)
+    stated = [q["sql"] for q in queries.captured_queries if "web_taskevent" in q["sql"] and "task_id" in q["sql"]]
+    assert stated and all("task-00004" not in sql for sql in stated), stated
