@@ -36,6 +36,7 @@ QUERIES = {
 
 def fill(count: int) -> None:
     from a2aconsole.web.models import TaskRecord
+    from a2aconsole.web.task_index import search_words
 
     TaskRecord.objects.all().delete()
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -62,6 +63,8 @@ def fill(count: int) -> None:
                 events=6,
             )
         )
+    for r in rows:  # as `task_index.fold` keeps it
+        r.search_words = search_words(r)
     TaskRecord.objects.bulk_create(rows, batch_size=2000)
 
 
