@@ -55,3 +55,20 @@ def test_a_changed_row_reads_only_its_own_state(ws: Workspace) -> None:
     # every query about task states names the changed task only (none asks for all 50)
     stated = [q["sql"] for q in queries.captured_queries if "web_taskevent" in q["sql"] and "task_id" in q["sql"]]
     assert stated and all("task-00004" not in sql for sql in stated), stated
+
+
+async def test_the_first_change_after_a_quiet_moment_goes_out_at_once(
+    ws: Workspace, owner_cookie: str, settings
+) -> None:
+    """Coalescing holds back bursts only: a push after a quiet moment is rendered at once, not a window later
+    (the push -> row latency of tests/bench/push_to_row.py)."""
+    settings.LIVE_FLUSH_SECONDS = 30.0  # a window far longer than the wait below
+    await add_watches(ws, 3)
+    comm, ok = await connect_socket("/ws/console/watches/", owner_cookie)
+    assert ok
+    await frames_until(comm, lambda t: t.count("<tr id=") == 3)
+    await sync_to_async(store)("task-00001", "state", "input-required")
+    await get_channel_layer().group_send(ALL_GROUP, event("task-00001"))
+    got = "".join(await frames_until(comm, lambda t: '<tr id="watch-w1"' in t, timeout=10))
+    assert 'data-task-state="input-required"' in got
+    await comm.disconnect()
