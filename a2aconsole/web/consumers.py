@@ -69,6 +69,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
         self.pending = live.Changes()
         self.seqs: dict[tuple[str, str], int] = {}  # (origin, group) -> last sequence number
         self.newest = 0  # the newest event id this tab is known to show
+        self.behind: int | None = None  # events after this id may have been missed: the next render reads them
         self.flusher: asyncio.Task[None] | None = None
         self.last_flush = 0.0
         await self.accept()
@@ -119,16 +120,25 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
         """Something changed (the event is stored already): note it; the flusher renders soon, once per batch."""
         event = message.get("event") or {}
         origin, group, seq = message.get("origin"), message.get("group"), message.get("seq")
+        event_id = event.get("eventId") if isinstance(event.get("eventId"), int) else None
         if isinstance(seq, int) and origin and group:
             last = self.seqs.get((origin, group))
             if last is not None and seq != last + 1:  # a message was lost (or the sender restarted)
-                log.info("tab of %s missed %s messages of %s: full render", self.page_name, seq - last - 1, group)
-                self.pending.full = True
+                if event_id is not None and self.newest:  # the lost ones are stored, after what the tab heard
+                    log.info("tab of %s missed %s messages of %s: catching up", self.page_name, seq - last - 1, group)
+                    self._fell_behind()
+                else:
+                    log.info("tab of %s missed %s messages of %s: full render", self.page_name, seq - last - 1, group)
+                    self.pending.full = True
             self.seqs[(origin, group)] = seq
-        if isinstance(event.get("eventId"), int):
-            self.newest = max(self.newest, event["eventId"])
+        if event_id is not None:
+            self.newest = max(self.newest, event_id)
         self.pending.add(event)
         self._schedule()
+
+    def _fell_behind(self) -> None:
+        """Events after `newest` may never have reached this tab: the next render reads them from the database."""
+        self.behind = self.newest if self.behind is None else min(self.behind, self.newest)
 
     def _schedule(self, now: bool = False) -> None:
         if now:
@@ -140,18 +150,25 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
         """Render what is pending, at most once per LIVE_FLUSH_SECONDS, until nothing is."""
         loop = asyncio.get_running_loop()
         try:
-            while self.pending:
+            while self.pending or self.behind is not None:
                 wait = self.last_flush + settings.LIVE_FLUSH_SECONDS - loop.time()
                 if wait > 0:
                     await asyncio.sleep(wait)
                 changes, self.pending = self.pending, live.Changes()
                 self.last_flush = loop.time()
-                await self.send_changes(changes)
+                if self.behind is not None:
+                    behind, self.behind = self.behind, None
+                    missed = None if changes.full else await self._missed(behind, self.newest)
+                    changes.full = missed is None
+                    for ev in missed or []:
+                        changes.add(ev)
+                if changes:
+                    await self.send_changes(changes)
         finally:
             self.flusher = None
 
     async def _check_loop(self) -> None:
-        """Join the groups again, and render in full when an event older than the last check never arrived."""
+        """Join the groups again, and catch up when an event older than the last check never arrived."""
         seen_before = None
         while True:
             await asyncio.sleep(settings.LIVE_CHECK_SECONDS)
@@ -163,22 +180,17 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
                 log.warning("live check of a %s tab failed: %s", self.page_name, type(e).__name__)
                 continue
             if seen_before is not None and seen_before > self.newest:
-                missed = await self._missed(self.newest, seen_before)
-                if missed is None:
-                    log.info("tab of %s missed events up to %s: full render", self.page_name, seen_before)
-                    self.pending.full = True
-                else:  # behind, not lost (a busy process announces late): render what those events changed
-                    for ev in missed:
-                        self.pending.add(ev)
-                    self.newest = max(self.newest, seen_before)
+                log.info("tab of %s never heard of events up to %s: catching up", self.page_name, seen_before)
+                self._fell_behind()
+                self.newest = seen_before
                 self._schedule()
             seen_before = current
 
     async def _missed(self, after: int, upto: int) -> list[dict[str, Any]] | None:
-        """The events stored after `after` up to `upto` (what this tab never heard of), as messages carry them;
-        None when they are too many (or cannot be read): then only a full render will do. A tab that is merely
-        behind, on a process too busy to announce events within LIVE_CHECK_SECONDS, so catches up at the cost of
-        the rows those events touch, not the whole page again (which made a busy process busier)."""
+        """The events stored after `after` up to `upto` (what this tab may never have heard of), as messages carry
+        them; None when they are too many (or cannot be read): then only a full render will do. A tab behind (its
+        queue overflowed, or a process too busy to announce events within LIVE_CHECK_SECONDS) so catches up at the
+        cost of the rows those events touch, not the whole page again, which made a busy process busier."""
         from a2aconsole.web.models import TaskEvent
 
         def read() -> list[dict[str, Any]] | None:

@@ -72,3 +72,30 @@ async def test_the_first_change_after_a_quiet_moment_goes_out_at_once(
     got = "".join(await frames_until(comm, lambda t: '<tr id="watch-w1"' in t, timeout=10))
     assert 'data-task-state="input-required"' in got
     await comm.disconnect()
+
+
+def numbered(task: str, seq: int, event_id: int) -> dict:
+    """The message the sink sends for a stored event: its id, and its place in the sender's sequence."""
+    message = event(task, origin="o1", group=ALL_GROUP, seq=seq)
+    message["event"]["eventId"] = event_id
+    return message
+
+
+async def test_lost_messages_are_caught_up_from_the_events_they_announced(ws: Workspace, owner_cookie: str) -> None:
+    """A gap in the sequence after events the tab knows by id: the events in between are read back and their rows
+    sent, not the whole table (at 50 pushes a second a tab's queue overflows, and full renders made it worse)."""
+    await add_watches(ws, 300)
+    comm, ok = await connect_socket("/ws/console/watches/", owner_cookie)
+    assert ok
+    await frames_until(comm, lambda t: t.count("<tr id=") == 300)
+    layer = get_channel_layer()
+    first = await sync_to_async(store)("task-00001", "state", "submitted")
+    await layer.group_send(ALL_GROUP, numbered("task-00001", 1, first))
+    await frames_until(comm, lambda t: '<tr id="watch-w1"' in t)
+    await sync_to_async(store)("task-00002", "state", "input-required")  # its message (seq 2) is lost
+    third = await sync_to_async(store)("task-00003", "state", "auth-required")
+    await layer.group_send(ALL_GROUP, numbered("task-00003", 3, third))
+    got = "".join(await frames_until(comm, lambda t: '<tr id="watch-w2"' in t and '<tr id="watch-w3"' in t))
+    assert 'data-task-state="input-required"' in got and 'data-task-state="auth-required"' in got
+    assert 'id="watch-table"' not in got and got.count("<tr id=") == 2
+    await comm.disconnect()
