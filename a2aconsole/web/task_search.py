@@ -1,8 +1,9 @@
 """Free text on the Tasks page: a word is found in a task's ids or what was said (sent, latest, result), any case.
 
 A word without whitespace is looked for in `TaskRecord.search_words` (each word of those texts once, lower
-case: `task_index.search_words`), a fraction of the texts, indexed (migration 0141: on SQLite a plain index that
-a LIKE reads instead of the wide rows; on PostgreSQL a pg_trgm index, when the extension can be created). A word
+case: `task_index.search_words`), a fraction of the texts, indexed (migration 0141: on SQLite with state and
+agent, so such a search and its count read that index instead of the wide rows; on PostgreSQL a pg_trgm index,
+when the extension can be created). A word
 few tasks have is turned into their ids first, so the page and its count read those rows only; a common word
 is matched row by row (a page of 25 is found in the first rows read). A quoted phrase with spaces is narrowed
 by its words, then matched in the texts themselves.

@@ -1,7 +1,7 @@
 """`TaskRecord.search_words`: what the Tasks page's free text searches, each word of a task's ids and texts once
 (`task_index.search_words`), so a search of 10,000 tasks reads a fraction of their text. Filled for the rows
-already there, and indexed: on SQLite a plain index (a LIKE scans it instead of the wide rows), on PostgreSQL a
-pg_trgm index, when the extension can be created."""
+already there, and indexed: on SQLite with state and agent (a search, alone or with those filters, reads that
+index instead of the wide rows), on PostgreSQL with pg_trgm, when the extension can be created."""
 
 from django.db import DatabaseError, migrations, models, transaction
 
@@ -23,8 +23,9 @@ def backfill(apps, schema_editor):
 
 
 def search_index(apps, schema_editor):
-    if schema_editor.connection.vendor == "sqlite":  # a LIKE reads this index (the words and ids), not the rows
-        schema_editor.execute(f"CREATE INDEX IF NOT EXISTS {INDEX} ON web_taskrecord (search_words)")
+    if schema_editor.connection.vendor == "sqlite":
+        # covering: free text, alone or with state: and agent:, is counted from this index, not the wide rows
+        schema_editor.execute(f"CREATE INDEX IF NOT EXISTS {INDEX} ON web_taskrecord (state, agent, search_words)")
     if schema_editor.connection.vendor != "postgresql":  # (a btree there refuses entries over ~2.7 KB)
         return
     try:
