@@ -363,7 +363,6 @@ async def tabs_bench(setup: Setup, tabs_n: int, rate: float, seconds: float) -> 
     async with httpx.AsyncClient(timeout=60, limits=limits) as http:
 
         async def one(watch: str, state: str) -> None:
-            await http.post(setup.agent_url + "bench/state", json={"task": setup.tasks[watch], "state": state})
             t0 = time.perf_counter()
             try:
                 r = await http.post(
@@ -386,18 +385,23 @@ async def tabs_bench(setup: Setup, tabs_n: int, rate: float, seconds: float) -> 
             await asyncio.sleep(max(0.0, start + i / rate - loop.time()))
             watch = rng.choice(order)
             final[watch] = setup.next_state(watch)
+            # the agent's task changes in order (concurrent requests could land out of order), then it pushes
+            await http.post(setup.agent_url + "bench/state", json={"task": setup.tasks[watch], "state": final[watch]})
             sent.append(asyncio.create_task(one(watch, final[watch])))
         await asyncio.gather(*sent)
         last = time.time()
         wall = loop.time() - start
         current = await until(lambda: all(all(t.states.get(w) == s for w, s in final.items()) for t in tabs), last + 30)
         lag = time.time() - last
+        stale = [(w, t.states.get(w), s) for t in tabs for w, s in final.items() if t.states.get(w) != s]
         cpu = cpu_seconds(pid) - cpu0
         busy = loop.time() - start
     frames = [t.frames - f for t, (f, _) in zip(tabs, before, strict=True)]
     sent_bytes = sum(t.bytes - b for t, (_, b) in zip(tabs, before, strict=True))
     print(f"burst: {n} pushes in {wall:.1f} s on {len(final)} of {setup.watches} watches; not 200: {failed[:5]}")
     print(f"  every tab current {lag:.2f} s after the last push's answer: {current}  (target: within 1 s)")
+    if stale:
+        print(f"  rows not current ({len(stale)} in all tabs; watch, shown, last pushed): {stale[:5]}")
     print(f"  frames per tab: min {min(frames)}, max {max(frames)}; {sent_bytes / 1e6:.1f} MB to {tabs_n} tabs")
     print(f"  push POST answered: {percentiles(answers)}")
     print(
