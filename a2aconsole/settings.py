@@ -282,11 +282,17 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "filters": {"client_error_line": {"()": "a2aconsole.web.request_log.ClientErrorLine"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {
+        "client_error_line": {"()": "a2aconsole.web.request_log.ClientErrorLine"},
+        # on every handler: a URL's user info and query (keys), and a Bot API token, never reach a log line
+        "mask_urls": {"()": "a2aconsole.core.log_masking.MaskUrls"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["mask_urls"]}},
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
         "a2aconsole": {"level": "INFO"},
+        # Django's own handlers (console when DEBUG, mail_admins, runserver's) carry no mask: its records go to ours
+        "django": {"handlers": [], "level": "INFO"},
         # at DEBUG this logger writes whole page contexts (a token shown once among them): never below INFO
         "django.template": {"level": "INFO"},
         # a client's mistake (a foreign Host header, a path outside the static folder): one line, no traceback

@@ -1,4 +1,4 @@
-"""Shared fixtures: real loopback A2A agents on two SDKs and a temp workspace.
+"""Shared fixtures: real loopback A2A agents on two SDKs, a temp workspace and the test's own A2A client.
 
 `make_agent`/`agent` give Python `a2a-sdk` agents (tests/support/agents.py). `make_sdk_agent`/`sdk_agent`
 are parametrized over both SDKs, with the same interface, for the wire tests that must hold on both:
@@ -8,15 +8,17 @@ and "js-rest" (the same agents with an HTTP+JSON card, so the REST binding is on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from a2aconsole.core.client import Remote
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import AgentOptions, TestAgent
 from tests.support.js_agents import JsAgent, JsAgentHost
+from tests.support.worker_env import open_remote
 
 SDKS = ["python", "js", "js-rest"]  # test ids: test_x[python], test_x[js], test_x[js-rest]
 
@@ -26,6 +28,13 @@ def workspace(tmp_path: Path) -> Workspace:
     ws = Workspace(tmp_path / "ws")
     ws.root.mkdir(parents=True, exist_ok=True)
     return ws
+
+
+@pytest.fixture
+async def remote() -> AsyncIterator[Remote]:
+    """The test's own A2A client (to start tasks a watch or worker then follows), closed afterwards."""
+    async with open_remote() as r:
+        yield r
 
 
 @pytest.fixture

@@ -1,9 +1,9 @@
 """A tool call as an agent host posts it: parsed and checked before anything reaches an agent.
 
-There is one argument contract: the core tool's `TOOL_SCHEMA`. The API's body schema (`call_schema`,
-published in openapi.json) is derived from it, adding only what an HTTP boundary needs (size caps, the
-host's `hops`, which action needs which member), and `parse_call` checks a body against that derived
-schema, so a member added to the tool is checked here and documented there without a second list.
+There is one argument contract: the core tool's `ARGUMENTS` (`core/tool_schema.py`). The API's body schema
+(`call_schema`, published in openapi.json) is the tool's own schema, limits included, plus what only an
+HTTP boundary needs (the host's `hops`, which action needs which member), and `parse_call` checks a body
+against it, so a member added to the tool is checked here and documented there without a second list.
 A bad body is refused with the member at fault and what is wrong with it; nothing is sent anywhere
 until the whole body is valid.
 """
@@ -15,16 +15,9 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from a2aconsole.core.tool_schema import TOOL_SCHEMA
+from a2aconsole.core.chat import MAX_HOPS
+from a2aconsole.core.tool_schema import MAX_REF, NOT_BLANK, SEND_NEEDS, TOOL_SCHEMA, needs
 
-MAX_HOPS = 1000
-MAX_FILES = 50
-MAX_MESSAGE = 1_000_000  # characters
-MAX_REF = 200  # characters of any other string member (contextId, taskId)
-MAX_AGENT = 40  # an agent's name in agents.json is 1-40 characters
-MAX_PATH = 1000  # characters of one attached file's path
-# caps of the members that differ from MAX_REF (strings) or MAX_PATH (array items)
-_CAPS = {"agent": MAX_AGENT, "message": MAX_MESSAGE}
 _HOPS = {
     "type": "integer",
     "minimum": 0,
@@ -33,12 +26,8 @@ _HOPS = {
 }
 # the members each action needs besides `action` (send also needs a message or files)
 NEEDS: dict[str, tuple[str, ...]] = {
-    "agents": (),
-    "send": ("agent",),
-    "status": ("agent", "taskId"),
-    "cancel": ("agent", "taskId"),
+    action: needs(action) for action in TOOL_SCHEMA["parameters"]["properties"]["action"]["enum"]
 }
-_NOT_BLANK = {"minLength": 1, "pattern": r"\S"}
 
 
 class BadCall(Exception):
@@ -63,21 +52,15 @@ class ToolCall:
 @functools.cache
 def _schema() -> dict[str, Any]:
     schema = copy.deepcopy(TOOL_SCHEMA["parameters"])
-    for name, spec in schema["properties"].items():
-        if spec.get("type") == "string":
-            spec["maxLength"] = _CAPS.get(name, MAX_REF)
-        elif spec.get("type") == "array":
-            spec["maxItems"] = MAX_FILES
-            spec["items"] = {**spec.get("items", {}), **_NOT_BLANK, "maxLength": _CAPS.get(name, MAX_PATH)}
     schema["properties"]["hops"] = dict(_HOPS)
     rules: list[dict[str, Any]] = []
     for action, needed in NEEDS.items():
         then: dict[str, Any] = {}
         if needed:
-            then = {"required": list(needed), "properties": {n: dict(_NOT_BLANK) for n in needed}}
+            then = {"required": list(needed), "properties": {n: dict(NOT_BLANK) for n in needed}}
         if action == "send":
             then["anyOf"] = [
-                {"required": ["message"], "properties": {"message": dict(_NOT_BLANK)}},
+                {"required": ["message"], "properties": {"message": dict(NOT_BLANK)}},
                 {"required": ["files"], "properties": {"files": {"minItems": 1}}},
             ]
         if then:
@@ -87,7 +70,7 @@ def _schema() -> dict[str, Any]:
 
 
 def call_schema() -> dict[str, Any]:
-    """The JSON schema of a call's body: the tool's parameters, capped, plus `hops` and the per-action needs."""
+    """The JSON schema of a call's body: the tool's parameters, plus `hops` and the per-action needs."""
     return copy.deepcopy(_schema())
 
 
@@ -115,8 +98,10 @@ def _text(label: str, value: object, cap: int, member: str) -> str:
 def _member(name: str, value: object, spec: dict[str, Any]) -> Any:
     """One member checked against its schema: its type, caps, and that every string in it is real text."""
     kind = spec.get("type")
-    if "enum" in spec and value not in spec["enum"]:
-        raise BadCall(name, f"{name} must be one of {', '.join(spec['enum'])}")
+    if "enum" in spec:  # one of a few names (`action`): nothing else to check
+        if value not in spec["enum"]:
+            raise BadCall(name, f"{name} must be one of {', '.join(spec['enum'])}")
+        return value
     if kind == "string":
         return _text(name, value, spec["maxLength"], name)
     if kind == "array":
@@ -161,5 +146,5 @@ def parse_call(data: object) -> ToolCall:
         if not values[name].strip():
             raise BadCall(name, f"{name} must not be empty")
     if action == "send" and not (values.get("message") or "").strip() and not values.get("files"):
-        raise BadCall("message", "send needs a message or files (a non-empty message, or workspace paths in files)")
+        raise BadCall("message", f"{SEND_NEEDS} (a non-empty message, or workspace paths in files)")
     return ToolCall(action=action, args=values, hops=hops)

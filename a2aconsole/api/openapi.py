@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from a2aconsole.core.tool_schema import TARGET_HELP, TOOL_SCHEMA
+
 from .answers import RESULT, SCHEMAS
 from .calls import call_schema
 from .idempotency import HEADER, MAX_KEY, REPLAYED
@@ -17,8 +19,6 @@ TOOL_PATH = "/api/v1/targets/{targetId}/tool"
 
 def tool_definition() -> dict[str, Any]:
     """The core tool's definition: `name`, `description` and `parameters` (the JSON schema of its arguments)."""
-    from a2aconsole.core.tool_schema import TOOL_SCHEMA
-
     return TOOL_SCHEMA
 
 
@@ -109,7 +109,13 @@ def openapi_document(server_url: str) -> dict[str, Any]:
                     "summary": "Run one a2a tool action for a chat target",
                     "security": [{"bearer": []}],
                     "parameters": [
-                        {"name": "targetId", "in": "path", "required": True, "schema": {"type": "string"}},
+                        {
+                            "name": "targetId",
+                            "in": "path",
+                            "required": True,
+                            "description": TARGET_HELP,
+                            "schema": {"type": "string"},
+                        },
                         {
                             "name": HEADER,
                             "in": "header",

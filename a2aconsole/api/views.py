@@ -21,14 +21,15 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from a2aconsole.web.models import ChatTarget
+from a2aconsole.core.chat import ChatTarget as Chat
+from a2aconsole.web.chats import value_of
+from a2aconsole.web.inbound import set_inbound_hops
+from a2aconsole.web.models import ApiToken, ChatTarget, hash_token
 from a2aconsole.web.runtime import get_runtime
 
 from . import idempotency
 from .calls import BadCall, ToolCall, parse_call
 from .errors import error, methods
-from .hops import remember, set_inbound_hops
-from .models import ApiToken, hash_token
 from .openapi import openapi_document, tool_definition
 
 log = logging.getLogger(__name__)
@@ -83,12 +84,12 @@ async def _token_row(request: HttpRequest, target_id: str) -> ApiToken | None:
     return row
 
 
-def _flush_kept(runtime: Any, target_id: str) -> None:
+def _flush_kept(runtime: Any, target: Chat) -> None:
     """The host answered, so the target is reachable: its kept results go out (in the background, a second later)."""
     try:
-        runtime.request_flush(target_id)
+        runtime.request_flush(target)
     except Exception as e:  # a flush that cannot start leaves the results kept for the next chance
-        log.warning("flushing kept results of target %s failed: %s", target_id, type(e).__name__)
+        log.warning("flushing kept results of target %s failed: %s", target.id, type(e).__name__)
 
 
 @csrf_exempt
@@ -128,18 +129,20 @@ async def tool(request: HttpRequest, target_id: str) -> HttpResponse:
 
 
 async def _run(target: ChatTarget, call: ToolCall) -> JsonResponse:
-    """Run a checked call for the target: its kept results flushed, its hops noted, the tool's result answered."""
+    """Run a checked call for the target: its kept results flushed, its hops noted, the tool's result answered.
+    The target is resolved once, here, from the token's row: the call's `hops` (else the count kept on the row)
+    go to the tool with the workspace, so the tool reads nothing more."""
     runtime = get_runtime()
-    _flush_kept(runtime, target.id)
+    chat = value_of(target, target.id, hops=call.hops)
+    if chat is None:
+        return error(403, "this chat target is disabled")
+    _flush_kept(runtime, chat)
     if call.hops is not None:
         try:
             await set_inbound_hops(target, call.hops)
-        except DatabaseError as e:  # this call still uses the count; it is kept once the database takes it
+        except DatabaseError as e:  # this call still uses the count; later ones see it once the database takes it
             log.warning("keeping the hops of target %s failed (%s)", target.id, type(e).__name__)
-            remember(target.pk, call.hops)
-    else:
-        remember(target.pk, target.inbound_hops)
-    result = await runtime.tool.run(call.action, call.args, target.id)
+    result = await runtime.tool.run(call.action, call.args, chat)
     return JsonResponse(result, json_dumps_params={"ensure_ascii": False})
 
 

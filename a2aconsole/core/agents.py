@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-NAME_PATTERN = re.compile(r"^[a-z0-9-]{1,40}\Z")  # \Z: `$` would let a trailing newline through
+NAME_MAX_LENGTH = 40
+NAME_PATTERN = re.compile(rf"^[a-z0-9-]{{1,{NAME_MAX_LENGTH}}}\Z")  # \Z: `$` would let a trailing newline through
 _KNOWN = ("name", "url", "key", "description")
 
 
@@ -37,11 +38,6 @@ class AgentEntry:
             return self.url
         # the well-known path goes into the path: appended to the whole URL it would land in a query
         return urlunsplit(p._replace(path=p.path.rstrip("/") + "/.well-known/agent-card.json", fragment=""))
-
-    @property
-    def origin(self) -> str:
-        p = urlsplit(self.url)
-        return f"{p.scheme}://{p.netloc.rsplit('@', 1)[-1]}".lower()
 
     @property
     def masked_url(self) -> str:

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import re
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +29,7 @@ from a2a.client import (
 from a2a.client.card_resolver import parse_agent_card
 from a2a.types import (
     AgentCard,
+    Artifact,
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest,
@@ -45,6 +44,7 @@ from a2a.types import (
     Task,
     TaskPushNotificationConfig,
     TaskState,
+    TaskStatus,
 )
 from a2a.utils.errors import (
     A2AError,
@@ -52,6 +52,7 @@ from a2a.utils.errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
+from google.protobuf.json_format import MessageToDict
 
 from . import metrics
 from .agents import AgentEntry, mask_url
@@ -60,6 +61,20 @@ from .attachments import Attachment
 from .call_limits import CALLS_TOTAL, STREAMS_TOTAL
 from .config import ClientSettings
 from .errors import A2AConsoleError
+from .log_masking import mask_urls
+from .snapshots import (
+    ArtifactUpdate,
+    ArtifactValue,
+    CardSummary,
+    MessageValue,
+    OutgoingMessage,
+    PartValue,
+    SkillSummary,
+    StatusUpdate,
+    StatusValue,
+    TaskEvent,
+    TaskSnapshot,
+)
 
 KEY_ORIGIN_HEADER = "x-a2aconsole-key-origin"
 _SECRET_HEADERS = ("x-api-key", "authorization")
@@ -73,16 +88,108 @@ MAX_CONNECTIONS = STREAMS_TOTAL + CALLS_TOTAL + 64
 
 def outgoing_message(
     text: str, files: list[Attachment], context_id: str, task_id: str, metadata: dict[str, Any]
-) -> Message:
-    """The user message a send carries: a text part, one file part per attachment, the metadata."""
-    parts = ([Part(text=text)] if text else []) + [
-        Part(raw=f.data, media_type=f.media_type, filename=f.filename) for f in files
+) -> OutgoingMessage:
+    """The user message a send carries: a text, the attachments (each a file part on the wire), the metadata."""
+    return OutgoingMessage(text, tuple(files), context_id, task_id, metadata)
+
+
+def _sdk_message(out: OutgoingMessage) -> Message:
+    parts = ([Part(text=out.text)] if out.text else []) + [
+        Part(raw=f.data, media_type=f.media_type, filename=f.filename) for f in out.files
     ]
     message = Message(
-        message_id=uuid.uuid4().hex, role=Role.ROLE_USER, context_id=context_id, task_id=task_id, parts=parts
+        message_id=out.message_id, role=Role.ROLE_USER, context_id=out.context_id, task_id=out.task_id, parts=parts
     )
-    message.metadata.update(metadata)
+    message.metadata.update(out.metadata)
     return message
+
+
+# the SDK's objects as the core's values (snapshots.py), made once, at the edge
+
+STATE_NAMES: dict[int, str] = {
+    TaskState.TASK_STATE_SUBMITTED: "submitted",
+    TaskState.TASK_STATE_WORKING: "working",
+    TaskState.TASK_STATE_COMPLETED: "completed",
+    TaskState.TASK_STATE_FAILED: "failed",
+    TaskState.TASK_STATE_CANCELED: "canceled",
+    TaskState.TASK_STATE_REJECTED: "rejected",
+    TaskState.TASK_STATE_INPUT_REQUIRED: "input-required",
+    TaskState.TASK_STATE_AUTH_REQUIRED: "auth-required",
+}
+
+
+def state_name(state: int) -> str:
+    """The spec's lowercase kebab name of a TaskState (`unknown` for an unspecified state)."""
+    return STATE_NAMES.get(state, "unknown")
+
+
+def _part(p: Part) -> PartValue:
+    kind = p.WhichOneof("content")
+    if kind == "text":
+        return PartValue("text", text=p.text)
+    if kind == "raw":
+        return PartValue("raw", raw=p.raw, filename=p.filename, media_type=p.media_type)
+    if kind == "url":
+        return PartValue("url", url=p.url, filename=p.filename, media_type=p.media_type)
+    if kind == "data":
+        return PartValue("data", data=MessageToDict(p.data), filename=p.filename, media_type=p.media_type)
+    return PartValue("")
+
+
+def message_value(m: Message) -> MessageValue:
+    return MessageValue(m.message_id, m.context_id, m.task_id, tuple([_part(p) for p in m.parts]))
+
+
+def status_value(s: TaskStatus) -> StatusValue:
+    stamp = (s.timestamp.seconds, s.timestamp.nanos) if s.HasField("timestamp") else None
+    return StatusValue(state_name(s.state), message_value(s.message) if s.HasField("message") else None, stamp)
+
+
+def _artifact(a: Artifact) -> ArtifactValue:
+    return ArtifactValue(a.artifact_id, a.name, a.description, tuple([_part(p) for p in a.parts]))
+
+
+def task_snapshot(t: Task) -> TaskSnapshot:
+    return TaskSnapshot(
+        t.id,
+        t.context_id,
+        status_value(t.status),
+        tuple([_artifact(a) for a in t.artifacts]),
+        tuple([m.message_id for m in t.history]),
+    )
+
+
+def event_value(ev: StreamResponse) -> TaskEvent | None:
+    """A stream event as the core reads it; None for a kind it does not (a message)."""
+    kind = ev.WhichOneof("payload")
+    if kind == "task":
+        return task_snapshot(ev.task)
+    if kind == "status_update":
+        u = ev.status_update
+        return StatusUpdate(u.task_id, u.context_id, status_value(u.status))
+    if kind == "artifact_update":
+        a = ev.artifact_update
+        return ArtifactUpdate(a.task_id, a.context_id, _artifact(a.artifact), a.append, a.last_chunk)
+    return None
+
+
+def card_summary(card: AgentCard) -> CardSummary:
+    caps = card.capabilities
+    return CardSummary(
+        name=card.name,
+        description=card.description,
+        streaming=bool(caps.streaming),
+        push=bool(caps.push_notifications),
+        extended_card=bool(caps.extended_agent_card),
+        skills=tuple(SkillSummary(s.id, s.name, s.description, tuple(s.examples)) for s in card.skills),
+        protocol_versions=tuple(sorted({i.protocol_version for i in card.supported_interfaces if i.protocol_version})),
+        sdk_card=card,
+    )
+
+
+def card_json(card: CardSummary) -> dict[str, Any]:
+    """The whole card as the agent's JSON says it (what the console's agent page shows)."""
+    return MessageToDict(card.sdk_card) if card.sdk_card is not None else {}
 
 
 class RemoteError(A2AConsoleError):
@@ -93,43 +200,6 @@ class RemoteError(A2AConsoleError):
         super().__init__(message)
         self.kind = kind
         self.status = status
-
-
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
-_BOT_TOKEN = re.compile(r"/bot[^/\s]+/")
-
-
-def mask_urls(text: str) -> str:
-    """`text` with every URL cut to scheme, host, port and path (user info and query may hold keys)."""
-    return _BOT_TOKEN.sub("/bot***/", _URL.sub(lambda m: mask_url(m.group(0)), text))
-
-
-class MaskUrls(logging.Filter):
-    """Masks URLs in records of the libraries that log them: httpx logs every request URL, and a2a-sdk's
-    card resolver logs the card URL. A key in an agent's URL (user info or query) must not reach a log."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:  # a record that cannot format is left to the handler
-            return True
-        if "://" in message:
-            record.msg, record.args = mask_urls(message), None
-        return True
-
-
-URL_LOGGERS = (
-    "httpx",
-    "httpcore.connection",
-    "httpcore.http11",
-    "httpcore.http2",
-    "httpcore.proxy",
-    "a2a.client.card_resolver",
-    "a2a.client.transports.jsonrpc",
-    "a2a.client.transports.rest",
-)
-for _name in URL_LOGGERS:
-    logging.getLogger(_name).addFilter(MaskUrls())
 
 
 def origin_of(url: str) -> str:
@@ -281,14 +351,14 @@ class Remote:
     call_timeout: float = 60.0
     card_timeout: float = 10.0
 
-    async def fetch_card(self, entry: AgentEntry) -> AgentCard:
+    async def fetch_card(self, entry: AgentEntry) -> CardSummary:
         """The public card, within the card timeout and MAX_CARD_BYTES. Raises RemoteError.
 
         Read here rather than by the SDK's resolver, which reads any size and follows no bound; the
         JSON is parsed by the SDK's own card parser (legacy 0.3 cards included).
         """
         with metrics.remote_call(entry.name, "card fetch"):
-            return await self._card(entry)
+            return card_summary(await self._card(entry))
 
     async def _card(self, entry: AgentEntry) -> AgentCard:
         try:
@@ -335,7 +405,7 @@ class Remote:
         except Exception as e:  # ParseError, or a field of the wrong type deep inside
             raise RemoteError("card", f'agent "{name}": its card is not a valid agent card ({_short(e)})') from None
 
-    async def connect(self, entry: AgentEntry, card: AgentCard | None = None) -> Connection:
+    async def connect(self, entry: AgentEntry, card: CardSummary | None = None) -> Connection:
         if card is None:
             card = await self.fetch_card(entry)
         return Connection(self, entry, card)
@@ -344,7 +414,7 @@ class Remote:
 class Connection:
     """A client for one agent entry and its card; reused across calls until the entry changes."""
 
-    def __init__(self, remote: Remote, entry: AgentEntry, card: AgentCard) -> None:
+    def __init__(self, remote: Remote, entry: AgentEntry, card: CardSummary) -> None:
         self.remote = remote
         self.entry = entry
         self.card = card
@@ -355,18 +425,18 @@ class Connection:
 
     @property
     def streaming(self) -> bool:
-        return bool(self.card.capabilities.streaming)
+        return self.card.streaming
 
     @property
     def push(self) -> bool:
-        return bool(self.card.capabilities.push_notifications)
+        return self.card.push
 
     def _client(self, streaming: bool) -> Client:
         c = self._clients.get(streaming)
         if c is None:
             cfg = ClientConfig(httpx_client=self.remote.http, streaming=streaming, supported_protocol_bindings=BINDINGS)
             try:
-                c = ClientFactory(cfg).create(self.card)
+                c = ClientFactory(cfg).create(self.card.sdk_card)
             except ValueError as e:
                 raise translate(e, self.entry.name, "connect") from None
             self._clients[streaming] = c
@@ -374,7 +444,7 @@ class Connection:
 
     def _ctx(self, timeout: float | None = None) -> ClientCallContext:
         return ClientCallContext(
-            service_parameters=key_headers(self.entry, self.card),
+            service_parameters=key_headers(self.entry, self.card.sdk_card),
             timeout=timeout if timeout is not None else self.remote.call_timeout,
         )
 
@@ -388,11 +458,13 @@ class Connection:
             except Exception as e:
                 raise translate(e, self.entry.name, action) from None
 
-    async def send(self, message: Message) -> Task | Message:
-        """SendMessage with returnImmediately; the Task (or a message-only reply)."""
-        req = SendMessageRequest(message=message, configuration=SendMessageConfiguration(return_immediately=True))
+    async def send(self, message: OutgoingMessage) -> TaskSnapshot | MessageValue:
+        """SendMessage with returnImmediately; the task (or a message-only reply)."""
+        req = SendMessageRequest(
+            message=_sdk_message(message), configuration=SendMessageConfiguration(return_immediately=True)
+        )
 
-        async def run() -> Task | Message:
+        async def run() -> TaskSnapshot | MessageValue:
             last: StreamResponse | None = None
             async for ev in self._client(False).send_message(req, context=self._ctx()):
                 last = ev
@@ -400,35 +472,46 @@ class Connection:
                 raise RemoteError("protocol", f'agent "{self.entry.name}" answered nothing to send')
             kind = last.WhichOneof("payload")
             if kind == "task":
-                return last.task
+                return task_snapshot(last.task)
             if kind == "message":
-                return last.message
+                return message_value(last.message)
             raise RemoteError("protocol", f'agent "{self.entry.name}" answered send with {kind}')
 
         return await self._bounded(run(), "send")
 
-    async def get_task(self, task_id: str, history_length: int | None = None) -> Task:
+    async def _get_task(self, task_id: str, history_length: int | None) -> Task:
         req = GetTaskRequest(id=task_id)
         if history_length is not None:
             req.history_length = history_length
         return await self._bounded(self._client(False).get_task(req, context=self._ctx()), "status")
 
-    async def cancel(self, task_id: str) -> Task:
-        return await self._bounded(
+    async def get_task(self, task_id: str, history_length: int | None = None) -> TaskSnapshot:
+        return task_snapshot(await self._get_task(task_id, history_length))
+
+    async def get_task_json(self, task_id: str) -> dict[str, Any]:
+        """GetTask, the task as the agent's JSON says it (what the console's task page shows raw)."""
+        return MessageToDict(await self._get_task(task_id, None))
+
+    async def cancel(self, task_id: str) -> TaskSnapshot:
+        task = await self._bounded(
             self._client(False).cancel_task(CancelTaskRequest(id=task_id), context=self._ctx()), "cancel"
         )
+        return task_snapshot(task)
 
-    async def subscribe(self, task_id: str) -> AsyncIterator[StreamResponse]:
-        """SubscribeToTask: the first event is the task snapshot. Gaps over the call timeout fail."""
+    async def subscribe(self, task_id: str) -> AsyncIterator[TaskEvent]:
+        """SubscribeToTask: the first event is the task snapshot. Gaps over the call timeout fail. Events the
+        core does not read (a message) are skipped."""
         try:
             async for ev in self._client(True).subscribe(SubscribeToTaskRequest(id=task_id), context=self._ctx()):
-                yield ev
+                value = event_value(ev)
+                if value is not None:
+                    yield value
         except Exception as e:
             raise translate(e, self.entry.name, "subscribe") from None
 
-    async def create_push(self, task_id: str, url: str, token: str, config_id: str) -> TaskPushNotificationConfig:
+    async def create_push(self, task_id: str, url: str, token: str, config_id: str) -> None:
         cfg = TaskPushNotificationConfig(task_id=task_id, id=config_id, url=url, token=token)
-        return await self._bounded(
+        await self._bounded(
             self._client(False).create_task_push_notification_config(cfg, context=self._ctx()), "push setup"
         )
 
@@ -438,9 +521,10 @@ class Connection:
             self._client(False).delete_task_push_notification_config(req, context=self._ctx()), "push removal"
         )
 
-    async def extended_card(self) -> AgentCard:
+    async def extended_card(self) -> CardSummary:
         """The extended card when the card offers one (else the public card, with no request)."""
-        return await self._bounded(
+        card = await self._bounded(
             self._client(False).get_extended_agent_card(GetExtendedAgentCardRequest(), context=self._ctx()),
             "extended card",
         )
+        return card_summary(card)

@@ -12,15 +12,12 @@ class ResultDelivery(Protocol):
     """Delivers a finished watch's text to the chat target that asked for it.
 
     `deliver` returns False when the target cannot take it now (no live session, host down); the text
-    then stays `undelivered` in `pending.json` and is flushed when the target is next reachable.
+    then stays `undelivered` in `pending.json` and is flushed when the target is next reachable. A watch's
+    record lives in its workspace's `pending.json`, so a delivery never has to find a target's workspace.
     """
 
     async def deliver(self, target: str, text: str, record: WatchRecord | None = None) -> bool:
         """`record` is the finished watch (watchId, agent, taskId, contextId, state), if any."""
-        ...
-
-    def workspace_for(self, target: str) -> Workspace | None:
-        """The target's workspace, or None for an unknown target."""
         ...
 
 
@@ -37,6 +34,3 @@ class StaticDelivery:
             return False
         self.delivered.append((target, text))
         return True
-
-    def workspace_for(self, target: str) -> Workspace | None:
-        return self.workspaces.get(target)

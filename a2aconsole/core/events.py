@@ -14,7 +14,6 @@ from typing import Any, Protocol
 # kinds
 SENT = "sent"  # a message went out (send)
 STATE = "state"  # the task's state changed (data: status text)
-ARTIFACT = "artifact"  # an artifact arrived (data: name, files, links)
 PROGRESS = "progress"  # work in progress seen on a stream: a status message or an artifact update (text, data)
 QUESTION = "question"  # input-required / auth-required, with the question
 RESULT = "result"  # a final result (terminal), with its text

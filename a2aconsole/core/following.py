@@ -24,10 +24,9 @@ import contextlib
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import datetime
 from typing import Any, Protocol
-
-from a2a.types import Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatus
 
 from .call_limits import CallLimits
 from .client import Connection, RemoteError, origin_of
@@ -37,7 +36,8 @@ from .connections import ConnectionPool
 from .errors import A2AConsoleError
 from .events import PROGRESS, STATE, WATCH_UPDATE
 from .pending import WatchRecord
-from .results import is_interrupted, is_settled, message_text, preview, state_name
+from .results import is_interrupted, is_settled, message_text, preview
+from .snapshots import ArtifactUpdate, OutgoingMessage, StatusUpdate, StatusValue, TaskEvent, TaskSnapshot
 from .workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -121,6 +121,7 @@ class Follower:
         "sending",
         "source",
         "state",
+        "told",
         "waker",
         "woken",
         "ws",
@@ -142,7 +143,8 @@ class Follower:
         self.waker: asyncio.Future[None] | None = None
         self.woken = False
         self.sending = False  # in a send's wait (`follow(conn)`), until a watch takes it over
-        self.latest: Task | None = None  # during a send's wait: the task as last seen, for the send's answer
+        self.latest: TaskSnapshot | None = None  # during a send's wait: the task as last seen, for the send's answer
+        self.told = ""  # the status message last told as progress (its id, else its text): told once
 
     def wake(self) -> None:
         """Check the task now (a push arrived, or a console asked); during a send's wait, the hand-over."""
@@ -152,12 +154,12 @@ class Follower:
 
     def take_over(self, host: FollowHost, ws: Workspace, deadline: float) -> None:
         """The send's wait ran out: from now on this follower is a watch of `host` (its registry), at a watch's
-        pace and deadline. A wait or poll in progress is cut short; a stream in progress reads on."""
+        pace and deadline. A nap or a stream of the send's pace in progress is cut short (`_send_stream`)."""
         self.host, self.ws, self.deadline = host, ws, deadline
         self.sending = False
         self.wake()
 
-    async def follow(self, conn: Connection | None = None) -> Task:
+    async def follow(self, conn: Connection | None = None) -> TaskSnapshot:
         """The task once it settles (past a stale status); WatchEnd when the watch ends without it. With
         `conn`, first at a send's pace (`_send_phase`) until the task settles or a watch takes it over."""
         if conn is not None:
@@ -183,7 +185,7 @@ class Follower:
     # a send's wait: GetTask at once, then the stream (rebuilding the task from it), else GetTask every 0.5 s
     # doubling to 2 s; a failed GetTask ends the wait (the send hands the task to a watch, which retries)
 
-    async def _send_phase(self, conn: Connection) -> Task | None:
+    async def _send_phase(self, conn: Connection) -> TaskSnapshot | None:
         """The task once it settles, or None when a watch took this follower over meanwhile."""
         self.sending = True
         try:
@@ -209,18 +211,19 @@ class Follower:
                 raise
             return None  # taken over meanwhile: the watch's own loops retry
 
-    def _send_done(self, task: Task) -> bool:
-        return is_settled(state_name(task.status.state)) and not is_stale(self.record, task.status)
+    def _send_done(self, task: TaskSnapshot) -> bool:
+        return is_settled(task.state) and not is_stale(self.record, task.status)
 
-    async def _send_check(self, conn: Connection) -> Task:
+    async def _send_check(self, conn: Connection) -> TaskSnapshot:
         """One GetTask; a state change is an event."""
         current = await conn.get_task(self.record.task_id)
         await self._send_saw(current)
         return current
 
-    async def _send_saw(self, current: Task) -> None:
+    async def _send_saw(self, current: TaskSnapshot) -> None:
         self.latest = current
-        await self._saw(state_name(current.status.state))
+        await self._saw(current.state)
+        await self._heard(current.status)
 
     async def _send_nap(self, seconds: float) -> None:
         """Sleep on the clock; a hand-over (`take_over`) cuts it short."""
@@ -240,7 +243,7 @@ class Follower:
         finally:
             self.waker = None
 
-    async def _send_stream(self, conn: Connection) -> Task | None:
+    async def _send_stream(self, conn: Connection) -> TaskSnapshot | None:
         """SubscribeToTask until the task settles, rebuilding it from the events (no GetTask needed after).
         None when the stream ends early or fails, or the task finished meanwhile (the caller checks), or a
         watch took over (it subscribes at its own pace)."""
@@ -256,7 +259,7 @@ class Follower:
         finally:
             self.waker = None
 
-    async def _send_read(self, conn: Connection) -> Task | None:
+    async def _send_read(self, conn: Connection) -> TaskSnapshot | None:
         try:
             async with contextlib.aclosing(conn.subscribe(self.record.task_id)) as stream:
                 async for ev in stream:
@@ -331,7 +334,7 @@ class Follower:
         entry = self.host.pool.agents(self.ws).get(self.record.agent)
         return origin_of(entry.url) if entry is not None else self.record.agent
 
-    async def _check(self) -> Task | None:
+    async def _check(self) -> TaskSnapshot | None:
         """GetTask once: the task when it settled, None while it runs or when the check failed (passing)."""
         conn: Connection | None = None
         try:
@@ -347,8 +350,9 @@ class Follower:
             return None
         self.checked_at = self.host.clock.now()
         self.error = ""
-        state = state_name(task.status.state)
+        state = task.state
         await self._saw(state)
+        await self._heard(task.status)
         return task if is_settled(state) and not is_stale(self.record, task.status) else None
 
     def _note_error(self, e: A2AConsoleError, conn: Connection | None = None) -> None:
@@ -383,12 +387,25 @@ class Follower:
         seconds = self.host.settings.watch_timeout
         return WatchEnd("timeout", timeout_notice(self.record.agent, self.record.task_id, seconds))
 
-    async def _progress(self, ev: StreamResponse) -> None:
+    async def _progress(self, ev: TaskEvent) -> None:
         note = progress_of(ev)
+        if note is not None:
+            if isinstance(ev, StatusUpdate):
+                self.told = status_key(ev.status)
+            await self.host.follow_event(self, PROGRESS, text=note[0], data=note[1])
+
+    async def _heard(self, status: StatusValue) -> None:
+        """A status message seen by GetTask (after a push, or a poll) while the task works is progress too, told
+        once: a push that carries only a new status message changes no state, and would show nothing else."""
+        key = status_key(status)
+        if not key or key == self.told or is_settled(status.state):
+            return
+        self.told = key
+        note = status_progress(status)
         if note is not None:
             await self.host.follow_event(self, PROGRESS, text=note[0], data=note[1])
 
-    async def _poll_loop(self) -> Task:
+    async def _poll_loop(self) -> TaskSnapshot:
         # A restored watch's task may have ended long ago (or while we were down): check once at once. Many
         # restored at one start queue on the checks' semaphore, which spreads them out.
         if self.restored:
@@ -403,7 +420,7 @@ class Follower:
             if task is not None:
                 return task
 
-    async def _push_loop(self) -> Task:
+    async def _push_loop(self) -> TaskSnapshot:
         # Check once at once: the task may have settled before the config existed, or while we were down.
         task = await self._check()
         if task is not None:
@@ -414,7 +431,7 @@ class Follower:
             if task is not None:
                 return task
 
-    async def _subscribe_loop(self) -> Task | None:
+    async def _subscribe_loop(self) -> TaskSnapshot | None:
         """Follow the stream; None after 3 failures in a row (the caller polls instead)."""
         failures = 0
         while True:
@@ -474,7 +491,7 @@ class Follower:
                 await self._progress(ev)
                 status = _stream_status(ev)
                 if status is not None:
-                    state = state_name(status.state)
+                    state = status.state
                     self.checked_at = self.host.clock.now()
                     self.error = ""
                     await self._saw(state)
@@ -483,27 +500,30 @@ class Follower:
         return "ended"
 
 
-def _stream_status(ev: StreamResponse) -> TaskStatus | None:
-    kind = ev.WhichOneof("payload")
-    if kind == "task":
-        return ev.task.status
-    if kind == "status_update":
-        return ev.status_update.status
+def status_key(status: StatusValue) -> str:
+    """What tells one status message from the next: its id, else its text."""
+    if status.message is None:
+        return ""
+    return status.message.message_id or message_text(status.message)
+
+
+def _stream_status(ev: TaskEvent) -> StatusValue | None:
+    if isinstance(ev, TaskSnapshot | StatusUpdate):
+        return ev.status
     return None
 
 
-def is_stale(record: WatchRecord, status: TaskStatus) -> bool:
+def is_stale(record: WatchRecord, status: StatusValue) -> bool:
     """True for the interrupted status the send's stale reply showed (the record's `staleStatus`, written by
     the tool): the question from before the answer, not the outcome the watch waits for."""
     marker = record.extra.get("staleStatus")
-    if not isinstance(marker, dict) or marker.get("state") != state_name(status.state):
+    if not isinstance(marker, dict) or marker.get("state") != status.state:
         return False
-    message_id = status.message.message_id if status.HasField("message") else ""
-    timestamp = status.timestamp.ToJsonString() if status.HasField("timestamp") else ""
-    return marker.get("messageId", "") == message_id and marker.get("timestamp", "") == timestamp
+    message_id = status.message.message_id if status.message is not None else ""
+    return marker.get("messageId", "") == message_id and marker.get("timestamp", "") == status.timestamp
 
 
-def stale_status(reply: Task, sent: Message, sent_at: datetime) -> TaskStatus | None:
+def stale_status(reply: TaskSnapshot, sent: OutgoingMessage, sent_at: datetime) -> StatusValue | None:
     """The reply's status when it is the interrupted status from before a send on an existing task, else None.
 
     Some SDKs (@a2a-js/sdk 1.3) answer a follow-up with the task as it was before the answer arrived: still
@@ -511,82 +531,82 @@ def stale_status(reply: Task, sent: Message, sent_at: datetime) -> TaskStatus | 
     status message coming before the sent message in the task's history, or, without that evidence, by a
     status timestamp not after the send.
     """
-    if not sent.task_id or not is_interrupted(state_name(reply.status.state)):
+    if not sent.task_id or not is_interrupted(reply.state):
         return None
-    ids = [m.message_id for m in reply.history]
-    asked = reply.status.message.message_id if reply.status.HasField("message") else ""
+    ids = reply.history_ids
+    asked = reply.status.message.message_id if reply.status.message is not None else ""
     if asked and asked in ids and sent.message_id in ids:
         return reply.status if ids.index(asked) < ids.index(sent.message_id) else None
-    if reply.status.HasField("timestamp") and reply.status.timestamp.ToDatetime(tzinfo=UTC) <= sent_at:
+    at = reply.status.at
+    if at is not None and at <= sent_at:
         return reply.status
     return None
 
 
-def stale_marker(stale: TaskStatus) -> dict[str, str]:
+def stale_marker(stale: StatusValue) -> dict[str, str]:
     """The stale status as a watch record keeps it (`staleStatus`), so the watch does not take it as the outcome."""
-    marker = {"state": state_name(stale.state)}
-    if stale.HasField("message"):
+    marker = {"state": stale.state}
+    if stale.message is not None:
         marker["messageId"] = stale.message.message_id
-    if stale.HasField("timestamp"):
-        marker["timestamp"] = stale.timestamp.ToJsonString()
+    if stale.stamp is not None:
+        marker["timestamp"] = stale.timestamp
     return marker
 
 
-def done(task: Task, stale: TaskStatus | None) -> bool:
+def done(task: TaskSnapshot, stale: StatusValue | None) -> bool:
     """Settled, and not the stale status a follow-up's reply still showed (the task has to move on first)."""
-    return is_settled(state_name(task.status.state)) and (stale is None or task.status != stale)
+    return is_settled(task.state) and (stale is None or task.status != stale)
 
 
 # the stream, read the same way at either pace
 
 
-def _apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> None:
-    """Fold a streamed artifact update into a task: a new artifact, a replacement, or appended parts."""
+def _apply_artifact(task: TaskSnapshot, event: ArtifactUpdate) -> TaskSnapshot:
+    """A task with a streamed artifact update folded in: a new artifact, a replacement, or appended parts."""
     art = event.artifact
-    existing = next((a for a in task.artifacts if a.artifact_id == art.artifact_id), None)
-    if existing is None:
-        task.artifacts.append(art)
-    elif event.append:
-        existing.parts.extend(art.parts)
-    else:
-        existing.CopyFrom(art)
+    arts = task.artifacts
+    i = next((i for i, a in enumerate(arts) if a.artifact_id == art.artifact_id), None)
+    if i is None:
+        return replace(task, artifacts=(*arts, art))
+    if event.append:
+        art = replace(arts[i], parts=arts[i].parts + art.parts)
+    return replace(task, artifacts=(*arts[:i], art, *arts[i + 1 :]))
 
 
-def fold(latest: Task, ev: StreamResponse) -> Task | None:
-    """The task after one stream event (a new snapshot; `latest` is left as it was), None for other events."""
-    kind = ev.WhichOneof("payload")
-    snapshot = Task()
-    if kind == "task":
-        snapshot.CopyFrom(ev.task)
-    elif kind == "status_update":
-        snapshot.CopyFrom(latest)
-        snapshot.status.CopyFrom(ev.status_update.status)
-    elif kind == "artifact_update":
-        snapshot.CopyFrom(latest)
-        _apply_artifact(snapshot, ev.artifact_update)
-    else:
-        return None
-    return snapshot
+def fold(latest: TaskSnapshot, ev: TaskEvent) -> TaskSnapshot | None:
+    """The task after one stream event (`latest` is a value: it stays as it was), None for other events."""
+    if isinstance(ev, TaskSnapshot):
+        return ev
+    if isinstance(ev, StatusUpdate):
+        return replace(latest, status=ev.status)
+    if isinstance(ev, ArtifactUpdate):
+        return _apply_artifact(latest, ev)
+    return None
 
 
-def progress_of(ev: StreamResponse) -> tuple[str, dict[str, Any]] | None:
+def progress_of(ev: TaskEvent) -> tuple[str, dict[str, Any]] | None:
     """What a stream event says of the work in progress, as a `progress` event's text and data: a status
     update's message, or an artifact update (its name, and its text cut to PROGRESS_CHARS). An artifact
-    streamed in many chunks is told at its start and at its last chunk, not chunk by chunk: every event is
+    streamed in many chunks is told at its start and at its last chunk, not chunk by chunk: every one is
     stored and sent to open pages."""
-    kind = ev.WhichOneof("payload")
-    if kind == "status_update" and ev.status_update.status.HasField("message"):
-        text = message_text(ev.status_update.status.message)
-        if text:
-            return preview(text, PROGRESS_CHARS), {"kind": "status", "state": state_name(ev.status_update.status.state)}
-    elif kind == "artifact_update" and (not ev.artifact_update.append or ev.artifact_update.last_chunk):
-        art = ev.artifact_update.artifact
-        text = "\n".join(p.text for p in art.parts if p.WhichOneof("content") == "text").strip()
+    if isinstance(ev, StatusUpdate):
+        return status_progress(ev.status)
+    if isinstance(ev, ArtifactUpdate) and (not ev.append or ev.last_chunk):
+        art = ev.artifact
+        text = "\n".join(p.text for p in art.parts if p.kind == "text").strip()
         data: dict[str, Any] = {"kind": "artifact", "artifactId": art.artifact_id, "name": art.name}
-        data["append"], data["lastChunk"] = bool(ev.artifact_update.append), bool(ev.artifact_update.last_chunk)
+        data["append"], data["lastChunk"] = bool(ev.append), bool(ev.last_chunk)
         data["parts"] = len(art.parts)
         return preview(text, PROGRESS_CHARS), data
     return None
+
+
+def status_progress(status: StatusValue) -> tuple[str, dict[str, Any]] | None:
+    """A status's message as a `progress` event's text and data (None without a text)."""
+    text = message_text(status.message) if status.message is not None else ""
+    if not text:
+        return None
+    return preview(text, PROGRESS_CHARS), {"kind": "status", "state": status.state}
 
 
 SendEvent = Callable[..., Awaitable[None]]  # (kind, follower, *, state="", text="", data=None): the tool's emit

@@ -20,7 +20,6 @@ _KNOWN = (
     "endEvents",
 )
 _TYPED_TEXT = ("state", "message")  # typed when they are strings; any other value stays in `extra` as it was
-SOURCES = ("push", "subscribe", "poll")
 
 
 @dataclass

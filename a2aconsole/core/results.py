@@ -19,23 +19,11 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from a2a.types import Message, Part, Task, TaskState
-from google.protobuf.json_format import MessageToDict
-
 from .agents import is_http_url
 from .inbox import InboxFolder
+from .snapshots import MessageValue, PartValue, TaskSnapshot
 from .workspace import Workspace
 
-STATE_NAMES: dict[int, str] = {
-    TaskState.TASK_STATE_SUBMITTED: "submitted",
-    TaskState.TASK_STATE_WORKING: "working",
-    TaskState.TASK_STATE_COMPLETED: "completed",
-    TaskState.TASK_STATE_FAILED: "failed",
-    TaskState.TASK_STATE_CANCELED: "canceled",
-    TaskState.TASK_STATE_REJECTED: "rejected",
-    TaskState.TASK_STATE_INPUT_REQUIRED: "input-required",
-    TaskState.TASK_STATE_AUTH_REQUIRED: "auth-required",
-}
 TERMINAL = frozenset({"completed", "failed", "canceled", "rejected"})
 INTERRUPTED = frozenset({"input-required", "auth-required"})
 WORKING_NOTE = "the result will be delivered to this conversation when it is ready"
@@ -53,11 +41,6 @@ LISTED_CHARS = 2048  # ... and at most about this many characters of each list
 _SHOWN = 200  # how much of a name, media type, or URL that is not a link is kept
 
 
-def state_name(state: int) -> str:
-    """The spec's lowercase kebab name of a TaskState (`unknown` for an unspecified state)."""
-    return STATE_NAMES.get(state, "unknown")
-
-
 def is_terminal(state: str) -> bool:
     return state in TERMINAL
 
@@ -72,33 +55,32 @@ def is_settled(state: str) -> bool:
     return state in TERMINAL or state in INTERRUPTED
 
 
-def message_text(message: Message | None) -> str:
+def message_text(message: MessageValue | None) -> str:
     """The joined text parts of a message ('' for none)."""
     if message is None:
         return ""
-    return "\n".join(p.text for p in message.parts if p.WhichOneof("content") == "text").strip()
+    return _joined(message.parts)
 
 
-def is_message(reply: Task | Message) -> bool:
+def is_message(reply: TaskSnapshot | MessageValue) -> bool:
     """A send's reply that is a message alone (no task: nothing to follow)."""
-    return isinstance(reply, Message)
+    return isinstance(reply, MessageValue)
 
 
-def has_files(item: Task | Message) -> bool:
+def has_files(item: TaskSnapshot | MessageValue) -> bool:
     """Whether building the outcome saves files (raw parts, or more text than is inlined): only then is it
     worth a thread. Other outcomes are quick Python work, and Python work in a thread only competes with the
     loop for the GIL."""
-    if isinstance(item, Message):
+    if isinstance(item, MessageValue):
         parts = list(item.parts)
     else:
-        parts = list(item.status.message.parts) if item.status.HasField("message") else []
+        parts = list(item.status.message.parts) if item.status.message is not None else []
         parts += [p for a in item.artifacts for p in a.parts]
     text = 0
     for p in parts:
-        kind = p.WhichOneof("content")
-        if kind == "raw":
+        if p.kind == "raw":
             return True
-        if kind == "text":
+        if p.kind == "text":
             text += len(p.text)
     return text > MAX_TEXT_CHARS
 
@@ -194,7 +176,7 @@ class _Parts:
         self.budget = MAX_TEXT_CHARS
         self._texts: dict[str, str] = {}
 
-    def admit(self, parts: Iterable[Part]) -> list[Part]:
+    def admit(self, parts: Iterable[PartValue]) -> list[PartValue]:
         """The parts still within MAX_PARTS; the others are counted as skipped."""
         parts = list(parts)
         room = max(0, MAX_PARTS - self.taken)
@@ -222,9 +204,9 @@ class _Parts:
         self._texts[text] = held
         return held
 
-    def take(self, part: Part, fallback: str) -> dict[str, Any] | None:
+    def take(self, part: PartValue, fallback: str) -> dict[str, Any] | None:
         """Handle one part; returns what an artifact lists for it (None for text, which is joined instead)."""
-        kind = part.WhichOneof("content")
+        kind = part.kind
         if kind == "raw":
             name = safe_file_name(part.filename or fallback, part.media_type)
             size = len(part.raw)
@@ -245,7 +227,7 @@ class _Parts:
                 self.links.append(part.url)
             return _clean({"link": part.url, "name": _cut(part.filename), "mediaType": _cut(part.media_type)})
         if kind == "data":
-            data = MessageToDict(part.data)
+            data = part.data
             size = len(json.dumps(data, ensure_ascii=False))
             if size <= self.budget:
                 self.budget -= size
@@ -275,19 +257,19 @@ def _cut(s: str, limit: int = _SHOWN) -> str | None:
     return (s if len(s) <= limit else s[: limit - 1] + "…") or None
 
 
-def _joined(parts: Iterable[Part]) -> str:
-    return "\n".join(p.text for p in parts if p.WhichOneof("content") == "text").strip()
+def _joined(parts: Iterable[PartValue]) -> str:
+    return "\n".join(p.text for p in parts if p.kind == "text").strip()
 
 
-def task_outcome(task: Task, agent: str, workspace: Workspace, max_file_bytes: int) -> dict[str, Any]:
+def task_outcome(task: TaskSnapshot, agent: str, workspace: Workspace, max_file_bytes: int) -> dict[str, Any]:
     """The tool's result for a task: state, ids, final text, artifacts, saved files, links, skipped parts.
 
     `text` is the agent's status message, plus the text of artifacts that say something else (an agent
     may answer in either or both). Interrupted tasks carry `question` and the `hint` to answer.
     """
-    state = state_name(task.status.state)
+    state = task.state
     parts = _Parts(agent, workspace, max_file_bytes)
-    status_parts = parts.admit(task.status.message.parts) if task.status.HasField("message") else []
+    status_parts = parts.admit(task.status.message.parts) if task.status.message is not None else []
     status_full = _joined(status_parts)
     for i, p in enumerate(status_parts):
         parts.take(p, f"message-{i + 1}")
@@ -328,7 +310,7 @@ def task_outcome(task: Task, agent: str, workspace: Workspace, max_file_bytes: i
     return outcome
 
 
-def message_outcome(message: Message, agent: str, workspace: Workspace, max_file_bytes: int) -> dict[str, Any]:
+def message_outcome(message: MessageValue, agent: str, workspace: Workspace, max_file_bytes: int) -> dict[str, Any]:
     """The tool's result for a message-only reply (no task): its text and context, plus any files."""
     parts = _Parts(agent, workspace, max_file_bytes)
     admitted = parts.admit(message.parts)

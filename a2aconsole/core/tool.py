@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .agents import AgentEntry
 from .attachments import read_attachments
+from .chat import ChatTarget
 from .client import Connection, Remote, RemoteError, outgoing_message
 from .clock import Clock, SystemClock
 from .config import ClientSettings
@@ -37,19 +38,16 @@ from .results import (
     is_terminal,
     message_outcome,
     outcome_event,
-    state_name,
     task_outcome,
 )
 from .scrubber import Scrubbers
 from .sending import drop_runner, hand_over, new_record, unrecord, unwatchable_answer, working_answer, write_sending
+from .snapshots import StatusValue, TaskSnapshot
 from .tool_args import agent_entry, send_args, task_id_of
 from .tool_events import ToolEvents
 from .tool_schema import ACTIONS
 from .watch_control import PendingFileWatches, WatchControl
 from .workspace import Workspace
-
-if TYPE_CHECKING:  # SDK objects pass through the tool; `results` and `following` read them
-    from a2a.types import Task, TaskStatus
 
 log = logging.getLogger(__name__)
 
@@ -62,14 +60,13 @@ def _err(message: str, **extra: Any) -> dict[str, Any]:
 
 
 class A2ATool:
-    """The tool. Parts are passed in; one instance serves every target and workspace of the process."""
+    """The tool. Parts are passed in; one instance serves every target and workspace of the process: each call
+    names its chat target as a value the caller resolved (`chat.ChatTarget`)."""
 
     def __init__(
         self,
         remote: Remote,
         settings: ClientSettings,
-        workspace_for: Callable[[str], Workspace | None],
-        hops_for: Callable[[str], int] = lambda t: 0,
         watches: WatchControl | None = None,
         events: EventSink | None = None,
         clock: Clock | None = None,
@@ -80,8 +77,6 @@ class A2ATool:
         folder, the database): never attachable."""
         self.remote = remote
         self.settings = settings
-        self.workspace_for = workspace_for
-        self.hops_for = hops_for
         # `is None`, not `or`: a WatchRegistry with no watches yet is empty (len 0), hence falsy
         self.watches: WatchControl = watches if watches is not None else PendingFileWatches()
         self.events = events
@@ -95,21 +90,13 @@ class A2ATool:
 
     # entry point
 
-    async def run(self, action: str, args: dict[str, Any] | None, target: str) -> dict[str, Any]:
+    async def run(self, action: str, args: dict[str, Any] | None, chat: ChatTarget) -> dict[str, Any]:
         """Do one action for a chat target; never raises (except cancellation of the caller). The answer is
         scrubbed of the workspace's keys, push tokens and absolute path."""
-        result = await self._run(action, args, target)
-        workspace = self._workspace(target)
-        return self.scrubbers.for_workspace(workspace)(result) if workspace is not None else result
+        result = await self._run(action, args, chat)
+        return self.scrubbers.for_workspace(chat.workspace)(result)
 
-    def _workspace(self, target: str) -> Workspace | None:
-        try:
-            return self.workspace_for(target)
-        except Exception:
-            log.exception("workspace_for(%r) failed", target)
-            return None
-
-    async def _run(self, action: str, args: dict[str, Any] | None, target: str) -> dict[str, Any]:
+    async def _run(self, action: str, args: dict[str, Any] | None, chat: ChatTarget) -> dict[str, Any]:
         args = dict(args or {})
         agent = args.get("agent") if isinstance(args.get("agent"), str) else ""
         try:
@@ -117,18 +104,16 @@ class A2ATool:
                 return _err(f"unknown action {action!r}: use one of {', '.join(ACTIONS)}")
             if not self.settings.enabled and action != "agents":  # off: nothing is sent; cards can still be read
                 return _err(CLIENT_OFF)
-            workspace = self.workspace_for(target)
-            if workspace is None:
-                return _err(f"unknown chat target {target!r}: it has no workspace")
+            workspace, target = chat.workspace, chat.id
             if action == "agents":
                 return await self._agents(workspace)
             if action == "send":
-                return await self._send(workspace, args, target)
+                return await self._send(workspace, args, target, chat.hops)
             if action == "status":
                 return await self._status(workspace, args, target)
             return await self._cancel(workspace, args, target)
         except (ToolError, RemoteError) as e:
-            await self._events.error(self.workspace_for, target, agent, args, str(e))
+            await self._events.error(chat.workspace, chat.id, agent, args, str(e))
             return _err(str(e))
         except FileFormatError as e:
             return _err(f"{e}; fix the file (nothing was changed)")
@@ -165,7 +150,7 @@ class A2ATool:
         except Exception as e:
             info["unreachable"] = f"{type(e).__name__}"
             return info
-        if entry.key and card.capabilities.extended_agent_card:
+        if entry.key and card.extended_card:
             try:
                 conn = await self.remote.connect(entry, card)
                 async with asyncio.timeout(self.remote.card_timeout):  # not wait_for: see Connection._bounded
@@ -181,22 +166,20 @@ class A2ATool:
             {"id": s.id, "name": s.name, "description": s.description, "examples": list(s.examples)}
             for s in card.skills
         ]
-        info["streaming"] = bool(card.capabilities.streaming)
-        info["push"] = bool(card.capabilities.push_notifications)
-        versions = sorted({i.protocol_version for i in card.supported_interfaces if i.protocol_version})
-        if versions:
-            info["protocolVersions"] = versions
+        info["streaming"], info["push"] = card.streaming, card.push
+        if card.protocol_versions:
+            info["protocolVersions"] = list(card.protocol_versions)
         return info
 
     # send
 
-    async def _send(self, workspace: Workspace, args: dict[str, Any], target: str) -> dict[str, Any]:
+    async def _send(self, workspace: Workspace, args: dict[str, Any], target: str, hops: int) -> dict[str, Any]:
         started = self.clock.monotonic()
         entry = agent_entry(workspace, args)
         text, files, context_id, task_id = send_args(args)
         cap = self.settings.max_file_bytes
         attached = await asyncio.to_thread(read_attachments, workspace, files, cap, self.private_paths) if files else []
-        message = outgoing_message(text, attached, context_id, task_id, {HOPS_KEY: self._hops(target) + 1})
+        message = outgoing_message(text, attached, context_id, task_id, {HOPS_KEY: max(0, hops) + 1})
         conn = await self.pool.get(workspace, entry)
         sent_at = self.clock.now()
         try:
@@ -241,9 +224,7 @@ class A2ATool:
             await self._wait(runner, started)
         except BaseException:  # cancelled: the caller gave up, the chat gets the result
             written, _ = await asyncio.shield(recording)
-            await asyncio.shield(
-                hand_over(self.watches, workspace, state_name(reply.status.state), written, follower, runner)
-            )
+            await asyncio.shield(hand_over(self.watches, workspace, reply.state, written, follower, runner))
             raise
         written, unwritable = await recording
         if runner.done():
@@ -268,14 +249,7 @@ class A2ATool:
             return unwatchable_answer(unwritable, entry.name, task.id, task.context_id)
         if stale is None or task.status != stale:
             record.extra.pop("staleStatus", None)
-        return await hand_over(self.watches, workspace, state_name(task.status.state), written, follower, runner)
-
-    def _hops(self, target: str) -> int:
-        try:
-            return max(0, int(self.hops_for(target)))
-        except Exception:
-            log.exception("hops_for(%r) failed; sending hops=1", target)
-            return 0
+        return await hand_over(self.watches, workspace, task.state, written, follower, runner)
 
     async def _watched_in_context(
         self, workspace: Workspace, target: str, agent: str, context_id: str
@@ -285,7 +259,7 @@ class A2ATool:
             (r for r in pf.records if r.target == target and r.agent == agent and r.context_id == context_id), None
         )
 
-    async def _wait(self, runner: asyncio.Future[Task], started: float) -> None:
+    async def _wait(self, runner: asyncio.Future[TaskSnapshot], started: float) -> None:
         """Until the follower is done or `WaitSeconds` (from the send) run out."""
         remaining = self.settings.wait_seconds - (self.clock.monotonic() - started)
         if remaining <= 0 or runner.done():
@@ -303,7 +277,7 @@ class A2ATool:
 
         return Follower(record, workspace, float("inf"), SendHost(self.pool, self.settings, self.clock, emit))
 
-    async def _finish(self, task: Task, agent: str, workspace: Workspace, target: str) -> dict[str, Any]:
+    async def _finish(self, task: TaskSnapshot, agent: str, workspace: Workspace, target: str) -> dict[str, Any]:
         if has_files(task):  # saving files blocks: off the loop
             out = await asyncio.to_thread(task_outcome, task, agent, workspace, self.settings.max_file_bytes)
         else:
@@ -315,11 +289,11 @@ class A2ATool:
         return out
 
     def _new_record(
-        self, conn: Connection, task: Task, target: str, text: str, stale: TaskStatus | None
+        self, conn: Connection, task: TaskSnapshot, target: str, text: str, stale: StatusValue | None
     ) -> WatchRecord:
         source = "push" if conn.push and self.settings.push_base_url else "subscribe" if conn.streaming else "poll"
         record = new_record(target, conn.entry.name, task.id, task.context_id, source, self.clock.now())
-        record.state, record.message = state_name(task.status.state), text
+        record.state, record.message = task.state, text
         if stale is not None:
             record.extra["staleStatus"] = stale_marker(stale)
         return record

@@ -9,6 +9,7 @@ from typing import Any
 
 from .agents import AgentEntry
 from .errors import ToolError
+from .tool_schema import SEND_NEEDS
 from .workspace import Workspace
 
 
@@ -49,7 +50,7 @@ def send_args(args: dict[str, Any]) -> tuple[str, list[str], str, str]:
     if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
         raise ToolError("files must be a list of workspace paths")
     if not text and not files:
-        raise ToolError("send needs a message or files")
+        raise ToolError(SEND_NEEDS)
     return text or "", files, opt_str(args, "contextId"), opt_str(args, "taskId")
 
 

@@ -6,7 +6,6 @@ A sink that fails loses a live update, never the answer: `emit` logs and goes on
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any
 
 from .clock import Clock
@@ -57,22 +56,7 @@ class ToolEvents:
         except Exception:
             log.exception("event sink failed for %s", kind)
 
-    async def error(
-        self,
-        workspace_for: Callable[[str], Workspace | None],
-        target: str,
-        agent: str,
-        args: dict[str, Any],
-        message: str,
-    ) -> None:
-        """A failed call, as an `error` event of the target's workspace (none: no event)."""
-        if self.sink is None:
-            return
-        try:
-            workspace = workspace_for(target)
-        except Exception:
-            return
-        if workspace is None:
-            return
+    async def error(self, workspace: Workspace, target: str, agent: str, args: dict[str, Any], message: str) -> None:
+        """A failed call, as an `error` event of the target's workspace."""
         task_id = args.get("taskId") if isinstance(args.get("taskId"), str) else ""
         await self.emit(ERROR, workspace, target, agent, task_id or "", "", data={"message": message})

@@ -1,10 +1,117 @@
-"""The `a2a` tool's actions and its JSON schema: what the model is offered, what the API and the CLI check."""
+"""The `a2a` tool's arguments, one contract for every way in, and the JSON schema a model is offered.
+
+`ARGUMENTS` says, once, what each argument is: its name, what it means, its limits and which actions need
+it. Everything else is derived from it: `TOOL_SCHEMA` (the model's tool list, `/api/v1/tool-schema`), the
+JSON API's body schema and checks (`api/calls.py`, published in openapi.json), the console's send form
+(`web/forms.py`) and the shell's options (`manage.py a2a`). A limit changed here changes all of them.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from .agents import NAME_MAX_LENGTH
+
 ACTIONS = ("agents", "send", "status", "cancel")
+
+MAX_MESSAGE = 1_000_000  # characters of a message
+MAX_REF = 200  # characters of a contextId or taskId
+MAX_PATH = 1000  # characters of one attached file's workspace path
+MAX_FILES = 50  # files attached to one send
+
+SEND_NEEDS = "send needs a message or files"  # the one rule across members: a send carries something
+TARGET_HELP = "the chat target whose workspace, agents and hop count the action uses"
+# a value that must say something: not empty, not only blanks
+NOT_BLANK: dict[str, Any] = {"minLength": 1, "pattern": r"\S"}
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One argument of the tool. `max_length` caps a string, or each path of a list (`max_items` > 0).
+
+    `description` is what a model, an API host and the shell read; `label` and `help` are the console form's
+    words for its owner; `flags` are the shell's option names; `needed_by` the actions that cannot go without it.
+    """
+
+    name: str
+    description: str
+    max_length: int
+    label: str
+    help: str
+    flags: tuple[str, ...]
+    max_items: int = 0
+    needed_by: tuple[str, ...] = ()
+
+    @property
+    def is_list(self) -> bool:
+        return self.max_items > 0
+
+    @property
+    def field(self) -> str:
+        """The console form's field name: `contextId` -> `context_id`."""
+        return "".join(f"_{c.lower()}" if c.isupper() else c for c in self.name)
+
+    def schema(self) -> dict[str, Any]:
+        """This argument's JSON schema, limits included."""
+        if self.is_list:
+            items = {"type": "string", **NOT_BLANK, "maxLength": self.max_length}
+            return {"type": "array", "items": items, "maxItems": self.max_items, "description": self.description}
+        return {"type": "string", "maxLength": self.max_length, "description": self.description}
+
+
+ARGUMENTS: tuple[Argument, ...] = (
+    Argument(
+        "agent",
+        "the agent's name from action=agents (send, status, cancel)",
+        NAME_MAX_LENGTH,
+        label="Agent",
+        help="",
+        flags=("--agent",),
+        needed_by=("send", "status", "cancel"),
+    ),
+    Argument(
+        "message",
+        "the text to send (send)",
+        MAX_MESSAGE,
+        label="Message",
+        help="",
+        flags=("--message", "-m"),
+    ),
+    Argument(
+        "contextId",
+        "continue this conversation with the agent (send)",
+        MAX_REF,
+        label="Continue context",
+        help="The context id of an earlier exchange with this agent",
+        flags=("--context-id",),
+    ),
+    Argument(
+        "taskId",
+        "the task to answer (send after a question), check (status) or cancel (cancel)",
+        MAX_REF,
+        label="Answer task",
+        help="The task id of a question you answer",
+        flags=("--task-id",),
+        needed_by=("status", "cancel"),
+    ),
+    Argument(
+        "files",
+        "workspace-relative paths of files to attach (send)",
+        MAX_PATH,
+        label="Attach files",
+        help="Stored in the workspace under uploads/ and sent with the message",
+        flags=("--file",),
+        max_items=MAX_FILES,
+    ),
+)
+ARGUMENT = {a.name: a for a in ARGUMENTS}
+
+
+def needs(action: str) -> tuple[str, ...]:
+    """The arguments `action` cannot go without (a send also needs a message or files: SEND_NEEDS)."""
+    return tuple(a.name for a in ARGUMENTS if action in a.needed_by)
+
 
 TOOL_SCHEMA: dict[str, Any] = {
     "name": "a2a",
@@ -18,18 +125,7 @@ TOOL_SCHEMA: dict[str, Any] = {
         "type": "object",
         "properties": {
             "action": {"type": "string", "enum": list(ACTIONS), "description": "what to do"},
-            "agent": {"type": "string", "description": "the agent's name from action=agents (send, status, cancel)"},
-            "message": {"type": "string", "description": "the text to send (send)"},
-            "contextId": {"type": "string", "description": "continue this conversation with the agent (send)"},
-            "taskId": {
-                "type": "string",
-                "description": "the task to answer (send after a question), check (status) or cancel (cancel)",
-            },
-            "files": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "workspace-relative paths of files to attach (send)",
-            },
+            **{a.name: a.schema() for a in ARGUMENTS},
         },
         "required": ["action"],
         "additionalProperties": False,

@@ -21,9 +21,10 @@ from collections import Counter, deque
 from collections.abc import Coroutine, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .call_limits import CallLimits
+from .chat import ChatTarget
 from .client import Remote, origin_of
 from .clock import Clock
 from .config import ClientSettings
@@ -46,14 +47,12 @@ from .following import Follower, WatchEnd, WatchGone
 from .pending import WatchRecord
 from .pending_batch import BatchTx, PendingBatcher
 from .push import PUSH_REMOVAL_TIMEOUT, push_task_id, remove_push_config, token_matches
-from .results import has_files, is_interrupted, outcome_event, result_text, state_name, task_outcome
+from .results import has_files, is_interrupted, outcome_event, result_text, task_outcome
 from .scrubber import Scrubber, Scrubbers
 from .sending import clear_sending, is_sending, sender_alive
+from .snapshots import TaskSnapshot
 from .watch_control import take_watches
 from .workspace import Workspace
-
-if TYPE_CHECKING:  # the SDK's types stay in the modules that read them
-    from a2a.types import Task
 
 log = logging.getLogger(__name__)
 
@@ -165,7 +164,7 @@ class WatchRegistry:
         await self._arm(self._intern(workspace), record)
 
     async def adopt(
-        self, workspace: Workspace, record: WatchRecord, follower: Follower, runner: asyncio.Future[Task]
+        self, workspace: Workspace, record: WatchRecord, follower: Follower, runner: asyncio.Future[TaskSnapshot]
     ) -> bool:
         """Take over a send's follower whose wait ran out (its record, already a plain watch in the file): the
         same follower goes on as this watch, its task running on. False when this watch cannot be taken (the
@@ -282,23 +281,20 @@ class WatchRegistry:
 
     # flush
 
-    async def flush(self, target: str) -> int:
+    async def flush(self, target: ChatTarget) -> int:
         """The target's session started: a second later, deliver its kept results. Returns how many went out."""
         await self.clock.sleep(FLUSH_DELAY)
         if self._stopped:
             return 0
-        ws = self.delivery.workspace_for(target)
-        if ws is None:
-            return 0
-        ws = self._intern(ws)
+        ws = self._intern(target.workspace)
         pf = ws.read_pending()
         done = 0
         for rec in pf.records:
-            if rec.undelivered is not None and rec.target == target and await self._deliver(ws, rec):
+            if rec.undelivered is not None and rec.target == target.id and await self._deliver(ws, rec):
                 done += 1
         return done
 
-    def request_flush(self, target: str) -> None:
+    def request_flush(self, target: ChatTarget) -> None:
         """`flush` in the background (callers are session starts, which must not wait for deliveries)."""
         self._spawn(self.flush(target))
 
@@ -435,7 +431,7 @@ class WatchRegistry:
 
     # the loop of one watch
 
-    async def _run(self, w: Follower, running: asyncio.Future[Task] | None = None) -> None:
+    async def _run(self, w: Follower, running: asyncio.Future[TaskSnapshot] | None = None) -> None:
         """Follow, then finish; `running`: the follower's run begun by a send (taken over by `adopt`)."""
         try:
             try:
@@ -469,9 +465,9 @@ class WatchRegistry:
 
     # finishing: claim / deliver / settle
 
-    async def _finish_task(self, w: Follower, task: Task) -> None:
+    async def _finish_task(self, w: Follower, task: TaskSnapshot) -> None:
         r = w.record
-        state = state_name(task.status.state)
+        state = task.state
         if has_files(task):  # saving files blocks: off the loop
             outcome = await asyncio.to_thread(task_outcome, task, r.agent, w.ws, self.settings.max_file_bytes)
         else:

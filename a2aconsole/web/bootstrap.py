@@ -14,12 +14,12 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connections
 
+from a2aconsole.core.chat import CONSOLE_TARGET
 from a2aconsole.core.files import lock_for
 from a2aconsole.web.models import ChatTarget
 
 log = logging.getLogger(__name__)
 
-CONSOLE_TARGET_ID = "console"
 START_LOCK_KEY = 0x6132_6163_6F6E  # "a2acon": the PostgreSQL advisory lock of start-up work
 
 
@@ -60,7 +60,7 @@ def ensure_console_target() -> ChatTarget:
     start with another folder is brought in line (its name and the rest are the owner's, and stay)."""
     workspace = str(settings.WORKSPACE_DIR)
     target, created = ChatTarget.objects.get_or_create(
-        id=CONSOLE_TARGET_ID, defaults={"name": "Console", "workspace": workspace, "backend": "web"}
+        id=CONSOLE_TARGET, defaults={"name": "Console", "workspace": workspace, "backend": "web"}
     )
     if not created and target.workspace != workspace:
         log.info("chat target %s: workspace %s -> %s (A2ACONSOLE_WORKSPACE)", target.id, target.workspace, workspace)

@@ -6,6 +6,8 @@ the tool: a lost event loses a live update, not data. An event with a key (`Even
 once: emitted again, it is neither stored nor broadcast. Each message carries the stored row's id and a sequence
 number per group and sending process, so a tab notices a message the layer dropped and renders in full.
 A re-check of a finished task reports the same outcome again: it is not stored (nor shown) a second time.
+A status message told while a task works (a `progress` event of kind `status`) is kept on the task's row only
+(`task_index.note_progress`), not as an event: the tabs render it from there, and a reload shows it.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ def _store(event: Event) -> int | None:
 
     if _repeats(event):
         return None
+    status_only = event.kind == "progress" and isinstance(event.data, dict) and event.data.get("kind") == "status"
     fields = {
         "workspace": event.workspace,
         "agent": event.agent,
@@ -82,6 +85,8 @@ def _store(event: Event) -> int | None:
         "data": event.data,
         "created_at": event.at,
     }
+    if status_only:  # the latest line on the task's row; 0: told to the tabs without an event id
+        return 0 if task_index.note_progress(TaskEvent(**fields)) else None
     with transaction.atomic():
         if event.key:
             row, created = TaskEvent.objects.get_or_create(key=event.key, defaults=fields)

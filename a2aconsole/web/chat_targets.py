@@ -17,12 +17,12 @@ from django import forms
 from django.conf import settings
 
 from a2aconsole.core.agents import is_http_url, mask_url
+from a2aconsole.core.chat import CONSOLE_TARGET
 from a2aconsole.web.backends.webhook import new_secret
 from a2aconsole.web.models import ChatTarget, target_id_validator
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
 CHAT_ID = re.compile(r"^(-?\d{1,20}|@[A-Za-z][A-Za-z0-9_]{3,63})$")
-CONSOLE_TARGET_ID = "console"
 CONSOLE_WORKSPACE_HELP = (
     "The console's own workspace comes from A2ACONSOLE_WORKSPACE, applied at every start: to move it, set the "
     "variable and restart."
@@ -78,7 +78,7 @@ class TargetForm(forms.Form):
             self.fields["id"].required = False
             self.fields["id"].disabled = True
             self.fields["id"].initial = instance.id
-            if instance.id == CONSOLE_TARGET_ID:  # the setting governs it at every start: not editable here
+            if instance.id == CONSOLE_TARGET:  # the setting governs it at every start: not editable here
                 ws = self.fields["workspace"]
                 ws.disabled, ws.required, ws.initial = True, False, str(settings.WORKSPACE_DIR)
                 ws.help_text = CONSOLE_WORKSPACE_HELP

@@ -70,6 +70,8 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
         self.seqs: dict[tuple[str, str], int] = {}  # (origin, group) -> last sequence number
         self.newest = 0  # the newest event id this tab is known to show
         self.behind: int | None = None  # events after this id may have been missed: the next render reads them
+        self.heard = 0  # messages heard, for the check of progress (`LivePage.progress_mark`)
+        self.marked: tuple[Any, int] | None = None  # the progress mark the tab shows, and the messages heard then
         self.flusher: asyncio.Task[None] | None = None
         self.last_flush = 0.0
         await self.accept()
@@ -81,17 +83,20 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
         await self.send_current()
         self.tasks.append(asyncio.create_task(self._check_loop()))
         if self.page_name in ("chat", "inbox"):
-            self._flush_kept(params["target"])
+            await self._flush_kept(params["target"])
 
     @staticmethod
-    def _flush_kept(target: str) -> None:
+    async def _flush_kept(target_id: str) -> None:
         """A tab opened this chat: it is reachable now, so results kept for it go out (a second later)."""
         try:
+            from a2aconsole.web.chats import aresolve
             from a2aconsole.web.runtime import get_runtime
 
-            get_runtime().request_flush(target)
+            target = await aresolve(target_id)
+            if target is not None:
+                get_runtime().request_flush(target)
         except Exception as e:  # kept results stay for the next chance
-            log.warning("flushing kept results of %s failed: %s", target, type(e).__name__)
+            log.warning("flushing kept results of %s failed: %s", target_id, type(e).__name__)
 
     async def disconnect(self, code: int) -> None:
         for t in [*getattr(self, "tasks", []), getattr(self, "flusher", None)]:
@@ -131,6 +136,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
                     log.info("tab of %s missed %s messages of %s: full render", self.page_name, seq - last - 1, group)
                     self.pending.full = True
             self.seqs[(origin, group)] = seq
+        self.heard += 1
         if event_id is not None:
             self.newest = max(self.newest, event_id)
         self.pending.add(event)
@@ -168,23 +174,31 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
             self.flusher = None
 
     async def _check_loop(self) -> None:
-        """Join the groups again, and catch up when an event older than the last check never arrived."""
+        """Join the groups again; catch up when an event older than the last check never arrived, and render in
+        full when the page's progress moved while the tab heard nothing (a status message is no event)."""
         seen_before = None
         while True:
             await asyncio.sleep(settings.LIVE_CHECK_SECONDS)
+            heard = self.heard
             try:
                 for g in self.groups_joined:
                     await self.channel_layer.group_add(g, self.channel_name)
                 current = await render(self.page.version)(self.tab.params)
+                mark = await render(self.page.progress_mark)(self.tab.params)
             except Exception as e:
                 log.warning("live check of a %s tab failed: %s", self.page_name, type(e).__name__)
                 continue
+            moved = self.marked is not None and mark != self.marked[0] and heard == self.marked[1]
             if seen_before is not None and seen_before > self.newest:
                 log.info("tab of %s never heard of events up to %s: catching up", self.page_name, seen_before)
                 self._fell_behind()
                 self.newest = seen_before
                 self._schedule()
-            seen_before = current
+            if moved:
+                log.info("tab of %s missed progress: full render", self.page_name)
+                self.pending.full = True
+                self._schedule()
+            seen_before, self.marked = current, (mark, heard)
 
     async def _missed(self, after: int, upto: int) -> list[dict[str, Any]] | None:
         """The events stored after `after` up to `upto` (what this tab may never have heard of), as messages carry
@@ -209,21 +223,23 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
 
     async def send_current(self) -> None:
         """At connect: nothing when the page is as the tab rendered it (`v`), else everything."""
+        heard = self.heard
         try:
             await self.page.prepare(self.tab)
-            current, frames = await render(self._connect_frames)()
+            current, mark, frames = await render(self._connect_frames)()
         except Exception:
             log.exception("rendering %s fragments failed", self.page_name)
             return
         self.newest = max(self.newest, current)
+        self.marked = (mark, heard)
         await self._send_frames(frames or [LIVE_MARK])  # tells the tab it is live (an empty frame is not sent)
 
-    def _connect_frames(self) -> tuple[int, list[str]]:
-        current = self.page.version(self.tab.params)
-        if self.tab.params.get("v") == str(current):
+    def _connect_frames(self) -> tuple[int, Any, list[str]]:
+        current, mark = self.page.version(self.tab.params), self.page.progress_mark(self.tab.params)
+        if self.tab.params.get("v") == str(current) and self.tab.params.get("p", "") == live.mark_text(mark):
             self.page.start(self.tab)
-            return current, []
-        return current, list(pack(self.page.full(self.tab)))
+            return current, mark, []
+        return current, mark, list(pack(self.page.full(self.tab)))
 
     async def send_changes(self, changes: live.Changes) -> None:
         try:

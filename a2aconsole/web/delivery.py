@@ -2,31 +2,29 @@
 
 `TargetDelivery` is the core's `ResultDelivery` over the ChatTarget table. Each backend has
 `async deliver(target, text, record) -> bool`; False (or an exception) keeps the result in
-`pending.json`, and the registry retries it with backoff and on the target's next session start.
+`pending.json`, and the registry retries it with backoff and on the target's next session start. A watch's
+record sits in its workspace's `pending.json`, so delivering never looks a workspace up; only the target's
+row is read, with an async call.
 The `web` backend is built in here; other backends add themselves to `BACKENDS` from their own modules.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import logging
 from typing import Protocol
 
 from channels.db import database_sync_to_async
-from django.conf import settings
 
+from a2aconsole.core.chat import CONSOLE_TARGET
 from a2aconsole.core.events import target_group
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.results import PREVIEW_CHARS, preview
-from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.broadcast import notify
 from a2aconsole.web.metrics import DeliveryCount
 from a2aconsole.web.models import ChatTarget, InboxItem
 
 log = logging.getLogger(__name__)
 
-CONSOLE_TARGET_ID = "console"
 INBOX_TEXT_CHARS = 2 * PREVIEW_CHARS  # an inbox row keeps the result's header and a preview of its text
 
 
@@ -59,7 +57,7 @@ class InboxBackend:
     def _store(target: ChatTarget, text: str, record: WatchRecord | None) -> InboxItem:
         """Keep the item, with a preview of the text: the whole of a long result is in its files (the text
         names them) and on the task page, and a row never grows with what an agent sent."""
-        fields = {"text": preview(text, INBOX_TEXT_CHARS), "delivered": True}
+        fields = {"text": preview(text, INBOX_TEXT_CHARS)}
         if record is not None:
             fields.update(
                 agent=record.agent,
@@ -83,40 +81,11 @@ BACKENDS.update(telegram=telegram.TelegramBackend(), webhook=webhook.WebhookBack
 
 def _target_row(target_id: str) -> ChatTarget | None:
     row = ChatTarget.objects.filter(pk=target_id).first()
-    if row is None and target_id == CONSOLE_TARGET_ID:
+    if row is None and target_id == CONSOLE_TARGET:
         from a2aconsole.web.bootstrap import ensure_console_target
 
         row = ensure_console_target()
     return row
-
-
-def _workspace_path(target_id: str) -> str | None:
-    if target_id == CONSOLE_TARGET_ID:
-        return str(settings.WORKSPACE_DIR)
-    return ChatTarget.objects.filter(pk=target_id, enabled=True).values_list("workspace", flat=True).first()
-
-
-# The ORM must not run inside the event loop; one thread (with its one DB connection) does these short reads.
-_db_thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="a2a-targets")
-
-
-def _read_now(fn, *args):  # type: ignore[no-untyped-def]
-    """Run a short ORM read synchronously, from inside the loop (in the DB thread) or outside it."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return fn(*args)
-    return _db_thread.submit(_closing, fn, *args).result(timeout=10)
-
-
-def _closing(fn, *args):  # type: ignore[no-untyped-def]
-    """Run `fn`, then close this thread's DB connection (a test database can then be dropped; no idle link)."""
-    from django.db import connections
-
-    try:
-        return fn(*args)
-    finally:
-        connections.close_all()
 
 
 class TargetDelivery:
@@ -156,14 +125,6 @@ class TargetDelivery:
             await database_sync_to_async(InboxBackend._store)(row, text, record)
         except Exception:
             log.exception("keeping a copy of a delivered result for %s failed", row.id)
-
-    def workspace_for(self, target: str) -> Workspace | None:
-        try:
-            path = _read_now(_workspace_path, target)
-        except Exception as e:
-            log.warning("looking up the workspace of chat target %s failed: %s", target, type(e).__name__)
-            return None
-        return Workspace(path) if path else None
 
 
 __all__ = ["BACKENDS", "Backend", "InboxBackend", "TargetDelivery"]

@@ -6,7 +6,8 @@ from typing import Any
 
 from django import forms
 
-from a2aconsole.core.agents import NAME_PATTERN, is_http_url
+from a2aconsole.core.agents import NAME_MAX_LENGTH, NAME_PATTERN, is_http_url
+from a2aconsole.core.tool_schema import ARGUMENTS, SEND_NEEDS, Argument
 
 
 class AgentForm(forms.Form):
@@ -16,7 +17,10 @@ class AgentForm(forms.Form):
     key is typed or "remove the key" is ticked.
     """
 
-    name = forms.CharField(max_length=40, help_text="1-40 of a-z, 0-9 and -; what you and your agents call it")
+    name = forms.CharField(
+        max_length=NAME_MAX_LENGTH,
+        help_text=f"1-{NAME_MAX_LENGTH} of a-z, 0-9 and -; what you and your agents call it",
+    )
     url = forms.CharField(
         label="URL", max_length=2000, help_text="The agent's base URL, or its card URL ending in .json"
     )
@@ -41,7 +45,9 @@ class AgentForm(forms.Form):
     def clean_name(self) -> str:
         name = self.cleaned_data["name"].strip()
         if not NAME_PATTERN.match(name):
-            raise forms.ValidationError("Use 1-40 characters of a-z, 0-9 and - (no spaces or capitals).")
+            raise forms.ValidationError(
+                f"Use 1-{NAME_MAX_LENGTH} characters of a-z, 0-9 and - (no spaces or capitals)."
+            )
         return name
 
     def clean_url(self) -> str:
@@ -97,31 +103,36 @@ class MultipleFileInput(forms.ClearableFileInput):
 
 
 class MultipleFileField(forms.FileField):
-    """Several files in one field (Django's documented recipe)."""
+    """Several files in one field (Django's documented recipe), at most `max_count` of them."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, max_count: int, **kwargs: Any) -> None:
         kwargs.setdefault("widget", MultipleFileInput())
         super().__init__(*args, **kwargs)
+        self.max_count = max_count
 
     def clean(self, data: Any, initial: Any = None) -> Any:
         single = super().clean
         if isinstance(data, list | tuple):
+            if len(data) > self.max_count:
+                raise forms.ValidationError(f"Attach at most {self.max_count} files (you chose {len(data)}).")
             return [single(d, initial) for d in data]
         return [single(data, initial)] if data else []
 
 
-class SendForm(forms.Form):
-    """A message to an agent: new, continuing a context, or answering a task."""
+def send_field(arg: Argument) -> forms.Field:
+    """The send form's field for one of the tool's arguments: its words, limits and need from the contract."""
+    common: dict[str, Any] = {"label": arg.label, "help_text": arg.help, "required": "send" in arg.needed_by}
+    if arg.is_list:  # uploads: stored in the workspace, then sent as their workspace paths
+        return MultipleFileField(max_count=arg.max_items, **common)
+    if arg.name == "agent":  # picked from the chat's agents.json (the choices are set per form)
+        return forms.ChoiceField(choices=(), **common)
+    widget = forms.Textarea(attrs={"rows": 4}) if arg.name == "message" else None
+    return forms.CharField(max_length=arg.max_length, widget=widget, **common)
 
-    agent = forms.ChoiceField(choices=())
-    message = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), max_length=100_000, required=False)
-    files = MultipleFileField(
-        label="Attach files",
-        required=False,
-        help_text="Stored in the workspace under uploads/ and sent with the message",
-    )
-    context_id = forms.CharField(label="Continue context", required=False, max_length=200)
-    task_id = forms.CharField(label="Answer task", required=False, max_length=200)
+
+class SendForm(forms.Form):
+    """A message to an agent: new, continuing a context, or answering a task. One field per argument of the
+    tool (`ARGUMENTS`), named in snake case (`contextId` -> `context_id`); see `send_field`."""
 
     def __init__(self, *args: Any, agents: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -131,14 +142,14 @@ class SendForm(forms.Form):
         """The tool's rule: a send carries a message, files, or both."""
         data = super().clean()
         if not (data.get("message") or "").strip() and not data.get("files"):
-            self.add_error("message", "send needs a message or files")
+            self.add_error("message", SEND_NEEDS)
         return data
 
+    def tool_args(self, files: list[str]) -> dict[str, Any]:
+        """The valid form as the tool's `send` arguments, blanks left out; `files` are the uploads' workspace
+        paths (the uploads saved first)."""
+        values = {**self.cleaned_data, "files": files}
+        return {a.name: values[a.field] for a in ARGUMENTS if values.get(a.field)}
 
-class AnswerForm(forms.Form):
-    """The inline answer to an agent's question (send with its task id)."""
 
-    agent = forms.CharField(widget=forms.HiddenInput)
-    task_id = forms.CharField(widget=forms.HiddenInput)
-    context_id = forms.CharField(widget=forms.HiddenInput, required=False)
-    message = forms.CharField(label="Your answer", max_length=100_000)
+SendForm.base_fields = {a.field: send_field(a) for a in ARGUMENTS}

@@ -6,7 +6,6 @@ Events are stored by the broadcaster (`TaskEvent` rows); these are the queries o
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Max
@@ -23,38 +22,8 @@ def dom_id(agent: str, task_id: str) -> str:
     return "t" + hashlib.sha1(f"{agent}\0{task_id}".encode()).hexdigest()[:12]
 
 
-def chat_log(target: str, limit: int = 60) -> list[TaskEvent]:
-    """The latest events of a chat, oldest first, without echoes (see `compact`)."""
-    rows = list(TaskEvent.objects.filter(target=target).order_by("-created_at", "-id")[:limit])
-    rows.reverse()
-    return compact(rows)
-
-
-def compact(events: list[TaskEvent]) -> list[TaskEvent]:
-    """Drop a bare state change (no text) that the task's next event repeats (a result or question in that
-    state): in a chat it reads as the same line twice. A task's own timeline keeps every event."""
-    out: list[TaskEvent] = []
-    for i, ev in enumerate(events):
-        if ev.kind == "state" and not ev.text:
-            nxt = next((e for e in events[i + 1 :] if (e.agent, e.task_id) == (ev.agent, ev.task_id)), None)
-            if nxt is not None and nxt.kind in ("result", "question") and nxt.state == ev.state:
-                continue
-        out.append(ev)
-    return out
-
-
 def timeline(agent: str, task_id: str) -> list[TaskEvent]:
     return list(TaskEvent.objects.filter(agent=agent, task_id=task_id).order_by("created_at", "id"))
-
-
-@dataclass
-class TaskState:
-    agent: str
-    task_id: str
-    context_id: str
-    target: str
-    state: str
-    last: TaskEvent
 
 
 def last_states(pairs: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
@@ -116,9 +85,3 @@ def open_question_ids(events: list[TaskEvent]) -> set[int]:
         if ev.kind in SETTLING:
             latest[(ev.agent, ev.task_id)] = ev
     return {ev.id for ev in latest.values() if ev.kind == QUESTION}
-
-
-def event_files(ev: TaskEvent) -> list[str]:
-    data: Any = ev.data or {}
-    files = data.get("files") if isinstance(data, dict) else None
-    return [f for f in files or [] if isinstance(f, str)]

@@ -1,10 +1,14 @@
-"""What the database holds: chat targets, their web inbox, each task's event history, and the audit log.
+"""What the database holds: chat targets with their API tokens, their web inbox, each task's event history, and
+the audit log. A target's inbound hop count is on its row (`inbound_hops`); `web.inbound` sets it.
 
 Agents and watches are NOT here: `agents.json` and `pending.json` are the truth for those. The cards the agents
 published are kept (a bounded history per agent) to show what changed, never to stand in for the file.
 """
 
 from __future__ import annotations
+
+import hashlib
+import secrets
 
 from django.conf import settings
 from django.core.validators import RegexValidator
@@ -37,6 +41,53 @@ class ChatTarget(models.Model):
         return f"{self.name} ({self.id})"
 
 
+TOKEN_PREFIX = "a2ac_"
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class ApiToken(models.Model):
+    """A bearer token for `POST /api/v1/targets/<id>/tool`: how an agent host proves it speaks for one chat target.
+
+    Only a SHA-256 of each token is stored; the token itself is shown once, when it is made. A token is bound to
+    one target, so a host holding it can only use that target's workspace and hops. Revoked tokens are kept for
+    the record. (The table keeps its first name, from when the API app held it.)
+    """
+
+    target = models.ForeignKey(ChatTarget, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=200, blank=True)
+    token_hash = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(max_length=16, help_text="The token's first characters, to tell tokens apart")
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "api_apitoken"
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.target_id})"
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+    @classmethod
+    def issue(cls, target: ChatTarget, name: str = "") -> tuple[ApiToken, str]:
+        """A new token for `target`: the row, and the token itself (shown once, never stored)."""
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        row = cls.objects.create(target=target, name=name, token_hash=hash_token(token), prefix=token[:12])
+        return row, token
+
+    def revoke(self) -> None:
+        if self.revoked_at is None:
+            self.revoked_at = timezone.now()
+            self.save(update_fields=["revoked_at"])
+
+
 class InboxItem(models.Model):
     """A result delivered to a chat target's inbox (the `web` backend), or a copy of one sent elsewhere."""
 
@@ -47,9 +98,7 @@ class InboxItem(models.Model):
     context_id = models.CharField(max_length=200, blank=True)
     state = models.CharField(max_length=40, blank=True)
     text = models.TextField()
-    delivered = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-    read_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -166,6 +215,10 @@ class TaskRecord(models.Model):
     sent_text = models.TextField(blank=True, help_text="The owner's first message (a preview)")
     last_text = models.TextField(blank=True, help_text="The latest message, status or result (a preview)")
     result_text = models.TextField(blank=True, help_text="The final result or open question (its beginning)")
+    progress = models.TextField(
+        blank=True, help_text="What the agent said last while working: a status message or an artifact (a preview)"
+    )
+    progress_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(db_index=True)
     updated_at = models.DateTimeField(db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True, db_index=True)

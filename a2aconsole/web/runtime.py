@@ -33,6 +33,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 
+from a2aconsole.core.chat import ChatTarget
 from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.clock import Clock, SystemClock
 from a2aconsole.core.config import ClientSettings
@@ -142,18 +143,14 @@ class Runtime:
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     _known: list[Workspace] = field(default_factory=list)  # the workspaces to run, as of the last rescan
 
-    def request_flush(self, target: str) -> None:
+    def request_flush(self, target: ChatTarget) -> None:
         """The target's session started (a tab opened its chat, its host called): deliver its kept results."""
         if self.registry is None:
-            self._spawn(wake_worker({"type": "target.flush", "target": target}))
-        elif self._runs_target(target):
+            ws = str(target.workspace.root)
+            self._spawn(wake_worker({"type": "target.flush", "target": target.id, "workspace": ws}))
+        elif self.leases.holds(target.workspace):
             self.registry.request_flush(target)
         # else another worker holds that workspace's lease: its rescan delivers the kept results
-
-    def _runs_target(self, target: str) -> bool:
-        """True when this worker holds the lease of the target's workspace (or it has none: nothing to run)."""
-        ws = self.delivery.workspace_for(target)
-        return ws is None or self.leases.holds(ws)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
@@ -288,14 +285,6 @@ def console_state_paths() -> list[Path]:
     return paths
 
 
-def _hops_for(target: str) -> int:
-    try:
-        from a2aconsole.api.hops import hops_for
-    except ImportError:
-        return 0
-    return hops_for(target)
-
-
 def build_runtime(
     *,
     client_settings: ClientSettings | None = None,
@@ -313,16 +302,7 @@ def build_runtime(
     remote = Remote(http, call_timeout=cs.call_timeout, card_timeout=cs.card_timeout_seconds)
     delivery = delivery or TargetDelivery()
     events = events or ChannelsBroadcast()
-    tool = A2ATool(
-        remote,
-        cs,
-        delivery.workspace_for,
-        _hops_for,
-        ChannelWatches(),
-        events,
-        clock,
-        private_paths=console_state_paths(),
-    )
+    tool = A2ATool(remote, cs, ChannelWatches(), events, clock, private_paths=console_state_paths())
     redis_url = os.environ.get("REDIS_URL", "")
     store = RedisLeaseStore(redis_url) if redis_url else None  # several processes: leases that expire
     return Runtime(http, remote, cs, delivery, events, clock, tool, leases=WorkerLeases(store, clock=clock))

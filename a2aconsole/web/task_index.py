@@ -4,6 +4,10 @@ The Tasks page pages through thousands of tasks; reading them from the event his
 every event on every page view. So each stored event also updates its task's row (same transaction,
 `note`), and a migration folds the history that came before (`fold` works on any object with the fields,
 including a migration's historical model).
+
+Progress (`progress` events: what the agent says while it works) is kept on the row as its latest line
+(`progress`, `progress_at`): a status message is not stored as an event at all (`note_progress`; an agent may
+send hundreds), an artifact update is an event and sets the line too.
 """
 
 from __future__ import annotations
@@ -20,12 +24,22 @@ SPOKEN = ("sent", "state", "artifact", "question", "result")  # kinds whose text
 SEARCHED = ("task_id", "context_id", "sent_text", "last_text", "result_text")  # what free text finds
 
 
-def fold(record: Any, ev: Any) -> None:
+def progress_line(text: str, data: Any) -> str:
+    """A progress event as one line: the status message, or `artifact <name>: <its text>`."""
+    data = data if isinstance(data, dict) else {}
+    if data.get("kind") == "artifact":
+        name = str(data.get("name") or "")
+        text = f"artifact {name}: {text}" if text else f"artifact {name}".strip()
+    return preview(text, LAST_CHARS)
+
+
+def fold(record: Any, ev: Any, *, stored: bool = True) -> None:
     """Apply one event (`TaskEvent`-like: kind, state, text, data, context_id, target, workspace,
-    created_at) to `record`. Events folded out of order (a late write) never move a state backwards."""
+    created_at) to `record`; `stored` False for a status message kept on the row only. Events folded out of
+    order (a late write) never move a state backwards."""
     at: datetime = ev.created_at
     latest = record.updated_at is None or at >= record.updated_at
-    record.events = (record.events or 0) + 1
+    record.events = (record.events or 0) + (1 if stored else 0)
     if record.started_at is None or at < record.started_at:
         record.started_at = at
     if latest:
@@ -44,6 +58,9 @@ def fold(record: Any, ev: Any) -> None:
         record.finished_at = (record.finished_at or at) if terminal else None  # the first terminal event
     if latest and ev.kind in SPOKEN and ev.text:
         record.last_text = preview(ev.text, LAST_CHARS)
+    if latest and ev.kind == "progress":
+        record.progress = record.last_text = progress_line(ev.text, ev.data)
+        record.progress_at = at
     if latest and ev.kind in ("result", "question"):
         record.result_text = preview(ev.text, RESULT_CHARS)
     finished = record.finished_at
@@ -70,6 +87,59 @@ def note(event_row: Any) -> None:
         record = TaskRecord(agent=event_row.agent, task_id=event_row.task_id, started_at=None, updated_at=None)
     fold(record, event_row)
     record.save()
+
+
+def note_progress(event_row: Any) -> bool:
+    """Keep a status message on its task's row (an unsaved `TaskEvent`); False when the row says it already."""
+    from a2aconsole.web.models import TaskRecord
+
+    if not event_row.task_id:
+        return False
+    record = TaskRecord.objects.filter(agent=event_row.agent, task_id=event_row.task_id).first()
+    if record is None:
+        record = TaskRecord(agent=event_row.agent, task_id=event_row.task_id, started_at=None, updated_at=None)
+    elif record.progress == progress_line(event_row.text, event_row.data):
+        return False
+    fold(record, event_row, stored=False)
+    record.save()
+    return True
+
+
+def progress_of(pairs: Any) -> dict[tuple[str, str], Any]:
+    """The rows with a progress line of these (agent, task id) pairs: one query."""
+    from a2aconsole.web.models import TaskRecord
+
+    wanted = set(pairs)
+    if not wanted:
+        return {}
+    rows = TaskRecord.objects.filter(task_id__in={t for _, t in wanted}).exclude(progress="")
+    rows = rows.only("agent", "task_id", "state", "progress", "progress_at")
+    return {(r.agent, r.task_id): r for r in rows if (r.agent, r.task_id) in wanted}
+
+
+def changed_at(**where: str) -> Any:
+    """When a task's row last changed (of those matching `where`): a status message changes no event, so caches
+    of what rows show, and tabs checking that they heard everything, look here."""
+    from a2aconsole.web.models import TaskRecord
+
+    return TaskRecord.objects.filter(**where).order_by("-updated_at").values_list("updated_at", flat=True).first()
+
+
+RUNNING = frozenset({"", "unknown", "submitted", "working"})
+
+
+def progress_view(record: Any, state: str | None = None) -> dict[str, Any] | None:
+    """A task's progress line as `_progress.html` shows it (`p`), while it runs (`state`, else the row's);
+    None when there is none, or the task is done or waits for an answer (its result or question says more)."""
+    if record is None or not record.progress or (state if state is not None else record.state) not in RUNNING:
+        return None
+    at = record.progress_at
+    return {"text": record.progress, "at": at, "key": f"{at.isoformat() if at else ''}:{len(record.progress)}"}
+
+
+def task_progress(agent: str, task_id: str, state: str | None = None) -> dict[str, Any] | None:
+    """One task's progress line (`progress_view`), or None: one query."""
+    return progress_view(progress_of({(agent, task_id)}).get((agent, task_id)), state)
 
 
 def rebuild(task_record: Any, task_event: Any, batch: int = 1000) -> int:

@@ -12,11 +12,12 @@ from typing import Any
 
 from django.db.models import Count, Max, OuterRef, Subquery
 
+from a2aconsole.web import history, task_index
 from a2aconsole.web.models import TaskEvent
 
 PAGE_EVENTS = 60  # events read for one page of a conversation
 THREADS = 30  # conversations listed
-BOOKKEEPING = frozenset({"watch.armed", "watch.update", "watch.ended", "delivered", "undelivered"})
+BOOKKEEPING = frozenset({"watch.armed", "watch.update", "watch.ended", "delivered", "undelivered", "progress"})
 
 
 @dataclass
@@ -39,8 +40,13 @@ class StatusLine:
     task_id: str
     target: str
     events: list[TaskEvent] = field(default_factory=list)
+    progress: dict[str, Any] | None = None  # the running task's progress line (`task_index.progress_view`)
 
     kind = "status-line"
+
+    @property
+    def dom_id(self) -> str:
+        return history.dom_id(self.agent, self.task_id)
 
     def add(self, ev: TaskEvent) -> None:
         self.events.append(ev)
@@ -54,6 +60,8 @@ class StatusLine:
             if ev.kind == "state":
                 if not states or states[-1] != ev.state:
                     states.append(ev.state)
+                continue
+            if ev.kind == "progress":  # shown as the line's progress, updated in place, not one part each
                 continue
             if ev.kind == "watch.armed":
                 text = f"watched by {data.get('source') or 'a watch'}"
@@ -70,19 +78,16 @@ class StatusLine:
             out.insert(0, {"text": " → ".join(states), "at": self.events[0].created_at})
         return out
 
-    @property
-    def last_at(self) -> datetime:
-        return self.events[-1].created_at
-
 
 def is_bookkeeping(ev: TaskEvent) -> bool:
     """Events that say how a task is followed rather than what was said: folded into status lines."""
     return ev.kind in BOOKKEEPING or (ev.kind == "state" and not ev.text)
 
 
-def fold(events: list[TaskEvent]) -> list[Any]:
+def fold(events: list[TaskEvent], progress: dict[tuple[str, str], Any] | None = None) -> list[Any]:
     """Messages in order, each task's bookkeeping gathered into one StatusLine placed after the task's
-    first message (or where its first bookkeeping event was, when no message of it is on the page)."""
+    first message (or where its first bookkeeping event was, when no message of it is on the page), with the
+    task's progress line while it runs (`progress`: `task_index.progress_of` rows)."""
     items: list[Any] = []
     lines: dict[tuple[str, str], StatusLine] = {}
     for ev in events:
@@ -98,7 +103,9 @@ def fold(events: list[TaskEvent]) -> list[Any]:
         if ev.task_id and key not in lines:
             lines[key] = StatusLine(ev.agent, ev.task_id, ev.target)
             items.append(lines[key])
-    return [i for i in items if not isinstance(i, StatusLine) or i.events]
+    for key, line in lines.items():
+        line.progress = task_index.progress_view((progress or {}).get(key))
+    return [i for i in items if not isinstance(i, StatusLine) or i.events or i.progress]
 
 
 @dataclass
@@ -122,7 +129,8 @@ def page(target: str, context_id: str = "", before: int | None = None) -> Page:
     more = len(rows) > PAGE_EVENTS
     rows = rows[:PAGE_EVENTS]
     rows.reverse()
-    return Page(items=fold(rows), events=rows, older=rows[0].id if more and rows else None)
+    progress = task_index.progress_of({(ev.agent, ev.task_id) for ev in rows if ev.task_id})
+    return Page(items=fold(rows, progress), events=rows, older=rows[0].id if more and rows else None)
 
 
 def threads(target: str, limit: int = THREADS) -> list[Thread]:

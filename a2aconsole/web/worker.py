@@ -5,7 +5,7 @@ files are the truth and channel messages are at-most-once. `manage.py runworker`
 registry, restoring every enabled workspace, before it listens; it also rescans the files every minute.
 
 Messages: `watch.arm` / `watch.stop` {workspace} (re-read that pending.json), `watch.push` {workspace,
-watch_id} (a push the web process verified), `watch.rescan` {workspace?}, `target.flush` {target}.
+watch_id} (a push the web process verified), `watch.rescan` {workspace?}, `target.flush` {target, workspace}.
 They arrive on the shared channel or, with Redis leases, on the lease holder's own channel (`dispatch`). A
 message about a workspace whose lease another worker holds is handed to that worker's channel once; with no
 holder to name (file leases) it is dropped, and the holder finds the change at its own rescan.
@@ -21,6 +21,7 @@ from channels.consumer import AsyncConsumer
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
+from a2aconsole.core.chat import ChatTarget
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.runtime import Runtime, enabled_workspaces, start_worker
 
@@ -74,9 +75,14 @@ async def watch_push(rt: Runtime, message: dict[str, Any]) -> None:
 
 
 async def target_flush(rt: Runtime, message: dict[str, Any]) -> None:
+    """Deliver a target's kept results: the message names its workspace (the sender resolved the target), so the
+    worker reads no chat target; only a workspace whose lease it holds is flushed here."""
     target = message.get("target")
-    if rt.registry is not None and isinstance(target, str) and target:
-        rt.request_flush(target)  # only for a target whose workspace this worker holds
+    if rt.registry is None or not isinstance(target, str) or not target:
+        return
+    ws = await _workspace(rt, message)
+    if ws is not None:
+        rt.registry.request_flush(ChatTarget(target, ws))
 
 
 HANDLERS: dict[str, Callable[[Runtime, dict[str, Any]], Awaitable[None]]] = {

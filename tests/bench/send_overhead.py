@@ -43,6 +43,7 @@ async def main(n: int, url: str, label: str) -> None:
     from a2a.client import ClientConfig, ClientFactory
     from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageConfiguration, SendMessageRequest
 
+    from a2aconsole.core.chat import ChatTarget
     from a2aconsole.core.client import BINDINGS, Remote, new_http_client
     from a2aconsole.core.config import ClientSettings
     from a2aconsole.core.tool import A2ATool
@@ -52,17 +53,18 @@ async def main(n: int, url: str, label: str) -> None:
     ws.save_agents([{"name": "echo", "url": url}], None)
     http = new_http_client()
     settings = ClientSettings(wait_seconds=30)
-    tool = A2ATool(Remote(http), settings, lambda t: ws)
+    tool = A2ATool(Remote(http), settings)
+    target = ChatTarget("bench", ws)
     bare_http = new_http_client()
     card = await Remote(bare_http).fetch_card(ws.read_agents().entries[0])
     bare = ClientFactory(ClientConfig(httpx_client=bare_http, streaming=False, supported_protocol_bindings=BINDINGS))
-    client = bare.create(card)
+    client = bare.create(card.sdk_card)
 
     def message(i: int) -> Message:
         return Message(message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[Part(text=f"hello {i}")])
 
     async def via_tool(i: int) -> None:
-        r = await tool.run("send", {"agent": "echo", "message": f"hello {i}"}, "bench")
+        r = await tool.run("send", {"agent": "echo", "message": f"hello {i}"}, target)
         assert r.get("state") == "completed", r
 
     async def via_bare(i: int) -> None:

@@ -1,4 +1,4 @@
-"""Core fixtures: the test's own A2A client, a fake clock to wait on, and watch registries over a workspace."""
+"""Core fixtures: a fake clock to wait on, and watch registries over a workspace (the A2A client: tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,8 @@ from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
 from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink
-from tests.support.worker_env import open_remote
 
 Registry = tuple[WatchRegistry, WaitableDelivery, WaitableSink]
-
-
-@pytest.fixture
-async def remote() -> AsyncIterator[Remote]:
-    async with open_remote() as r:
-        yield r
 
 
 @pytest.fixture

@@ -10,17 +10,25 @@ from pathlib import Path
 
 import httpx
 import pytest
-from a2a.types import TaskState
 
 from a2aconsole.core.answer_budget import AnswerTooLarge, BoundedStream
 from a2aconsole.core.client import Remote, RemoteError, new_http_client
 from a2aconsole.core.config import ClientSettings
+from a2aconsole.core.snapshots import ArtifactUpdate, StatusUpdate, TaskSnapshot
 from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
 from tests.support.agent_process import agent_process
 from tests.support.agents import TestAgent
 from tests.support.toolkit import SETTINGS, TARGET, entry, make_tool, write_agents
-from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink, add_record, eventually, start_task
+from tests.support.watching import (
+    SignalClock,
+    WaitableDelivery,
+    WaitableSink,
+    add_record,
+    eventually,
+    settled_at_agent,
+    start_task,
+)
 
 MB = 1024 * 1024
 
@@ -78,6 +86,9 @@ async def test_a_declared_length_over_the_budget_is_refused_before_reading(works
     assert big == {"error": big["error"]} and big["error"].startswith('agent "bot" answered more than 0.06 MB to ')
 
 
+EVENT_KINDS = {TaskSnapshot: "task", StatusUpdate: "status_update", ArtifactUpdate: "artifact_update"}
+
+
 async def _subscribe(http: httpx.AsyncClient, workspace: Workspace, agent: TestAgent, chunks: str) -> list[str]:
     """Start `chunks <n> <chars> <gate>` (returnImmediately), subscribe to it, open the gate once the stream is
     up; the kinds of the events read until the task completed."""
@@ -87,10 +98,10 @@ async def _subscribe(http: httpx.AsyncClient, workspace: Workspace, agent: TestA
     seen: list[str] = []
     async with contextlib.aclosing(conn.subscribe(task.id)) as stream:
         async for ev in stream:
-            seen.append(kind := ev.WhichOneof("payload"))
+            seen.append(kind := EVENT_KINDS[type(ev)])
             if kind == "task":
                 agent.release(chunks.rsplit(" ", 1)[1])
-            if kind == "status_update" and ev.status_update.status.state == TaskState.TASK_STATE_COMPLETED:
+            if isinstance(ev, StatusUpdate) and ev.status.state == "completed":
                 break
     return seen
 
@@ -152,9 +163,7 @@ async def test_a_watch_whose_task_grew_too_big_ends_and_says_why(workspace: Work
             agent.release("big")
             async with _client() as roomy:  # the test's own look: has the agent finished?
                 conn = await Remote(roomy).connect(workspace.read_agents().get("bot"))
-                for _ in range(200):  # the agent finishes in its own thread: bounded, each a real round trip
-                    if (await conn.get_task(task.id)).status.state == TaskState.TASK_STATE_COMPLETED:
-                        break
+                await settled_at_agent(conn, task.id, "completed")
             registry.wake(record.watch_id)
             [(target, text)] = await delivery.wait_for(1)
             await eventually(lambda: workspace.read_pending().records == [], what="the watch to leave the file")

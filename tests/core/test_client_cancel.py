@@ -16,7 +16,7 @@ import pytest
 from a2a.types import AgentCard
 
 from a2aconsole.core.agents import AgentEntry
-from a2aconsole.core.client import Connection, Remote, new_http_client
+from a2aconsole.core.client import Connection, Remote, card_summary, new_http_client
 
 
 @pytest.fixture
@@ -30,7 +30,9 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
 async def test_a_cancel_the_caller_accepted_is_never_lost(http: httpx.AsyncClient, steps: int) -> None:
     """The call's answer lands, then `steps` loop turns pass, then the caller is cancelled: whenever it
     accepts the cancel (it had not returned yet), it must end cancelled, not with the answer."""
-    conn = Connection(Remote(http, call_timeout=5.0), AgentEntry(name="bot", url="http://127.0.0.1:9/"), AgentCard())
+    conn = Connection(
+        Remote(http, call_timeout=5.0), AgentEntry(name="bot", url="http://127.0.0.1:9/"), card_summary(AgentCard())
+    )
     answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
     async def call() -> str:

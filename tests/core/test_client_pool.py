@@ -26,7 +26,7 @@ async def test_calls_beside_many_open_streams_reuse_one_connection(make_agent, w
         for _ in range(STREAMS):
             stream = await stack.enter_async_context(contextlib.aclosing(conn.subscribe(task.id)))
             first = await anext(stream)
-            assert first.task.id == task.id
+            assert first.id == task.id
         assert agent.in_flight["streams"] == STREAMS
         before = len(agent.call_ports)
         for _ in range(5):

@@ -1,4 +1,4 @@
-"""The core's shape as issue 10 sets it: a small tool module, and the SDK kept to the modules that read it."""
+"""The core's shape as issue 10 sets it: a small tool module, and a2a-sdk read by `core/client.py` alone."""
 
 from __future__ import annotations
 
@@ -8,38 +8,46 @@ from pathlib import Path
 import a2aconsole.core
 
 CORE = Path(a2aconsole.core.__file__).parent
-# The modules that still read a2a-sdk's types at run time. The design's end is client.py alone (the rest of the
-# core on small frozen dataclasses); until then this list may only shrink.
-SDK_READERS = {"client", "results", "following"}
+PACKAGE = CORE.parent
+# The one module that reads a2a-sdk's types: the rest of the core, the web layer and the API see the small
+# frozen values of core/snapshots.py, with the states' names as strings.
+SDK_READERS = {"client"}
 
 
-def _runtime_imports(tree: ast.Module) -> set[str]:
-    """Top modules imported outside `if TYPE_CHECKING:` blocks."""
+def _imports(tree: ast.Module) -> set[str]:
+    """Top modules imported anywhere in a module, `if TYPE_CHECKING:` blocks and function bodies included."""
     found: set[str] = set()
-
-    def visit(nodes: list[ast.stmt]) -> None:
-        for node in nodes:
-            if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
-                continue
-            if isinstance(node, ast.Import):
-                found.update(a.name.split(".")[0] for a in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                found.add(node.module.split(".")[0])
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                inner = getattr(node, field, None)
-                if isinstance(inner, list):
-                    visit([n for n in inner if isinstance(n, ast.stmt | ast.excepthandler)])  # type: ignore[misc]
-
-    visit(tree.body)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module.split(".")[0])
     return found
 
 
-def test_only_the_sdk_readers_import_a2a_sdk() -> None:
-    importing = {
-        path.stem for path in CORE.glob("*.py") if "a2a" in _runtime_imports(ast.parse(path.read_text(), str(path)))
+def _importing_a2a(folder: Path) -> set[str]:
+    return {
+        path.relative_to(PACKAGE).as_posix()
+        for path in folder.rglob("*.py")
+        if "a2a" in _imports(ast.parse(path.read_text(), str(path)))
     }
+
+
+def test_only_client_imports_a2a_sdk() -> None:
+    importing = {Path(p).stem for p in _importing_a2a(CORE)}
     assert "client" in importing
     assert importing <= SDK_READERS, f"a2a-sdk spread to {sorted(importing - SDK_READERS)}"
+
+
+def test_the_type_checking_imports_count_too() -> None:
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from a2a.types import Task\n")
+    assert "a2a" in _imports(tree)
+    assert "a2a" not in _imports(ast.parse("import a2aconsole.core\nfrom . import client\n"))
+
+
+def test_web_and_api_do_not_import_a2a_sdk() -> None:
+    for app in ("web", "api"):
+        assert not _importing_a2a(PACKAGE / app), f"a2aconsole/{app} imports a2a-sdk"
 
 
 def test_tool_module_stays_under_400_lines() -> None:

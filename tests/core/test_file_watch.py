@@ -9,7 +9,7 @@ from a2aconsole.core.file_watch import WorkspaceFileWatch
 from a2aconsole.core.files import mark_seen, written_here
 from a2aconsole.core.pending import WatchRecord, dump_pending
 from a2aconsole.core.workspace import Workspace
-from tests.support.watching import Signal
+from tests.support.watching import Signal, eventually
 
 BOUND = 5.0
 
@@ -26,7 +26,13 @@ class Calls:
         self.signal.poke()
 
     async def until(self, ws: Workspace, name: str) -> None:
-        await self.signal.until(lambda: any(w == ws and name in n for w, n in self.seen), BOUND, f"{name} in {ws}")
+        await eventually(
+            lambda: any(w == ws and name in n for w, n in self.seen),
+            what=f"{name} reported in {ws.root}",
+            timeout=BOUND,
+            seen=lambda: self.seen,
+            signal=self.signal,
+        )
 
 
 async def test_other_writers_are_reported_and_this_process_own_pending_writes_are_not(tmp_path) -> None:

@@ -20,7 +20,7 @@ from a2a.types import (
     TaskStatusUpdateEvent,
 )
 
-from a2aconsole.core.client import Remote, new_http_client
+from a2aconsole.core.client import Remote, event_value, new_http_client
 from a2aconsole.core.clock import FakeClock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import PROGRESS
@@ -28,8 +28,8 @@ from a2aconsole.core.following import progress_of
 from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
 from tests.support.js_agents import SdkAgent
-from tests.support.toolkit import TARGET, entry, make_tool, until, write_agents
-from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink, add_record, start_task
+from tests.support.toolkit import TARGET, entry, make_tool, write_agents
+from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink, add_record, eventually, start_task
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ async def test_send_wait_reports_progress_from_the_stream(http, workspace: Works
     sink = WaitableSink()
     tool = make_tool(http, workspace, clock=FakeClock(), events=sink)  # the wait never runs out
     send = asyncio.ensure_future(tool.run("send", {"agent": "bot", "message": "hold pr1"}, TARGET))
-    await until(lambda: "SubscribeToTask" in sdk_agent.methods, timeout=20)
+    await eventually(lambda: "SubscribeToTask" in sdk_agent.methods, timeout=20)
     sdk_agent.release("pr1")
     result = await asyncio.wait_for(send, 20)
     assert result["state"] == "completed" and "released pr1" in result["text"]
@@ -67,7 +67,7 @@ async def test_watch_reports_progress_from_the_stream(workspace: Workspace, make
     try:
         task = await start_task(remote, workspace, "bot", "hold pr2")
         await registry.arm(workspace, await add_record(workspace, task, "bot", clock, source="subscribe"))
-        await until(lambda: "SubscribeToTask" in agent.methods, timeout=20)
+        await eventually(lambda: "SubscribeToTask" in agent.methods, timeout=20)
         agent.release("pr2")
         await delivery.wait_for(1)
     finally:
@@ -87,7 +87,7 @@ def test_an_artifact_in_chunks_is_told_at_its_start_and_its_end() -> None:
             )
         )
 
-    told = [progress_of(chunk(f"part {i}", append=i > 0, last=i == 99)) for i in range(100)]
+    told = [progress_of(event_value(chunk(f"part {i}", append=i > 0, last=i == 99))) for i in range(100)]
     kept = [(text, data["append"], data["lastChunk"]) for text, data in filter(None, told)]
     assert kept == [("part 0", False, False), ("part 99", True, True)]
     status = StreamResponse(
@@ -100,5 +100,43 @@ def test_an_artifact_in_chunks_is_told_at_its_start_and_its_end() -> None:
             ),
         )
     )
-    text, data = progress_of(status)
+    text, data = progress_of(event_value(status))
     assert data == {"kind": "status", "state": "working"} and text.startswith("x" * 1024) and len(text) < 1100
+
+
+async def test_a_watch_tells_a_new_status_message_seen_by_get_task_once(workspace: Workspace, make_sdk_agent) -> None:
+    """Bug 9: a push (or a poll) that finds only a new status message changes no state: it was never told."""
+    agent = make_sdk_agent(push=False, streaming=False)
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    http = new_http_client()
+    remote = Remote(http, call_timeout=10.0, card_timeout=5.0)
+    clock, sink = SignalClock(), WaitableSink()
+    delivery = WaitableDelivery({"chat1": workspace})
+    registry = WatchRegistry(remote, ClientSettings(), delivery, clock, sink)
+    try:
+        task = await start_task(remote, workspace, "bot", "steps 3 st1 st1end")
+        agent.release("st1")
+        conn = await remote.connect(workspace.read_agents().get("bot"))
+
+        async def at_last_step() -> bool:
+            t = await conn.get_task(task.id)
+            return t.status.message is not None and t.status.message.parts[0].text == "working 3/3"
+
+        await eventually(at_last_step, what="the agent's last step")  # the agent's own pace (real time)
+        await registry.arm(workspace, await add_record(workspace, task, "bot", clock, source="poll"))
+        await clock.until(lambda s: s == [15.0])
+        await clock.advance(15)
+        await sink.until(lambda: ("status", "working 3/3", "") in progress(sink), what="the status message")
+        await clock.until(lambda s: s[-1:] == [30.0])
+        await clock.advance(30)  # checked again: the same message is not told twice
+        await clock.until(lambda s: s[-1:] == [60.0])
+        assert progress(sink) == [("status", "working 3/3", "")]
+        agent.release("st1end")
+        await clock.advance(60)
+        await delivery.wait_for(1)
+    finally:
+        agent.release("st1")
+        agent.release("st1end")
+        await registry.stop()
+        await http.aclose()
+    assert [e.data for e in sink.events if e.kind == PROGRESS] == [{"kind": "status", "state": "working"}]

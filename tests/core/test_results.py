@@ -7,6 +7,7 @@ import re
 import pytest
 from a2a.types import Artifact, Message, Part, Role, Task, TaskState, TaskStatus
 
+from a2aconsole.core.client import message_value, state_name, task_snapshot
 from a2aconsole.core.results import (
     LISTED,
     MAX_ARTIFACTS,
@@ -21,17 +22,18 @@ from a2aconsole.core.results import (
     outcome_event,
     result_text,
     safe_file_name,
-    state_name,
     task_outcome,
 )
+from a2aconsole.core.snapshots import TaskSnapshot
 from a2aconsole.core.workspace import Workspace
 
 
-def _task(state: int, text: str = "", *artifacts: Artifact) -> Task:
+def _task(state: int, text: str = "", *artifacts: Artifact) -> TaskSnapshot:
+    """A task as the agent's SDK sends it, read as the core reads it (`client.task_snapshot`)."""
     status = TaskStatus(state=state)
     if text:
         status.message.CopyFrom(Message(role=Role.ROLE_AGENT, parts=[Part(text=text)]))
-    return Task(id="t-1", context_id="c-1", status=status, artifacts=list(artifacts))
+    return task_snapshot(Task(id="t-1", context_id="c-1", status=status, artifacts=list(artifacts)))
 
 
 def test_state_names_are_the_spec_kebab_forms() -> None:
@@ -109,7 +111,7 @@ def test_text_falls_back_to_artifacts(workspace: Workspace) -> None:
 
 def test_message_outcome(workspace: Workspace) -> None:
     msg = Message(role=Role.ROLE_AGENT, context_id="c-9", parts=[Part(text="hi"), Part(raw=b"a", filename="a.txt")])
-    assert message_outcome(msg, "bot", workspace, 10) == {
+    assert message_outcome(message_value(msg), "bot", workspace, 10) == {
         "agent": "bot",
         "message": "hi",
         "contextId": "c-9",
@@ -121,14 +123,15 @@ def test_has_files_only_for_raw_parts() -> None:
     """Only outcomes that save files go to a thread: raw parts, in the status message or an artifact."""
     text = Task(id="t", status=TaskStatus(state=TaskState.TASK_STATE_COMPLETED))
     text.artifacts.append(Artifact(artifact_id="a", parts=[Part(text="hi"), Part(url="https://x.example/f")]))
-    assert not has_files(text)
+    assert not has_files(task_snapshot(text))
     in_artifact = Task()
     in_artifact.CopyFrom(text)
     in_artifact.artifacts[0].parts.append(Part(raw=b"%PDF", filename="r.pdf"))
-    assert has_files(in_artifact)
+    assert has_files(task_snapshot(in_artifact))
     in_status = Task(id="t", status=TaskStatus(message=Message(parts=[Part(raw=b"x")])))
-    assert has_files(in_status)
-    assert has_files(Message(parts=[Part(raw=b"x")])) and not has_files(Message(parts=[Part(text="x")]))
+    assert has_files(task_snapshot(in_status))
+    assert has_files(message_value(Message(parts=[Part(raw=b"x")])))
+    assert not has_files(message_value(Message(parts=[Part(text="x")])))
 
 
 def test_a_long_text_is_saved_as_a_file_and_stands_as_its_preview(workspace: Workspace) -> None:

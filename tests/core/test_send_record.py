@@ -20,8 +20,8 @@ from a2aconsole.core.following import Follower
 from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
 from tests.support.js_agents import SdkAgent
-from tests.support.toolkit import TARGET, entry, make_tool, until, write_agents
-from tests.support.watching import SignalClock, WaitableDelivery, add_record, start_task
+from tests.support.toolkit import TARGET, entry, make_tool, write_agents
+from tests.support.watching import SignalClock, WaitableDelivery, add_record, eventually, start_task
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ async def test_send_answered_in_its_wait_leaves_no_record_and_delivers_nothing(
     tool = make_tool(http, workspace, watches=registry, wait_seconds=30)
     send = asyncio.ensure_future(tool.run("send", {"agent": "echo", "message": "hold n1"}, TARGET))
     try:
-        await until(lambda: bool(sending(workspace)), timeout=20)
+        await eventually(lambda: bool(sending(workspace)), timeout=20)
         (record,) = sending(workspace)
         assert record.target == TARGET and record.agent == "echo" and record.message == "hold n1"
         assert record.extra["sender"]["pid"] == os.getpid()
@@ -68,7 +68,7 @@ async def test_send_whose_wait_runs_out_turns_its_record_into_the_watch(
     clock = SignalClock()
     tool = make_tool(http, workspace, clock=clock, wait_seconds=5)
     send = asyncio.ensure_future(tool.run("send", {"agent": "echo", "message": "hold w1"}, TARGET))
-    await until(lambda: bool(sending(workspace)), timeout=20)
+    await eventually(lambda: bool(sending(workspace)), timeout=20)
     (before,) = sending(workspace)
     await clock.wait_for_sleepers(1)
     await clock.advance(5)
@@ -139,7 +139,7 @@ async def test_send_follower_goes_on_as_the_watch(http, workspace: Workspace, ma
     delivery = WaitableDelivery({TARGET: workspace})
     tool = make_tool(http, workspace, clock=clock)
     registry = WatchRegistry(remote, ClientSettings(), delivery, clock, pool=tool.pool)
-    tool.watches = registry
+    tool.tool.watches = registry
     try:
         send = asyncio.ensure_future(tool.run("send", {"agent": "bot", "message": "hold h1"}, TARGET))
         await clock.until(lambda sleeps: 5 in sleeps and 0.5 in sleeps)  # the wait, and the first poll's nap
@@ -148,10 +148,10 @@ async def test_send_follower_goes_on_as_the_watch(http, workspace: Workspace, ma
         assert result["state"] == "working" and len(registry) == 1
         await clock.until(lambda sleeps: 15.0 in sleeps)  # the watch's first poll nap, on the same follower
         agent.release("h1")
-        await until(lambda: len(agent.finished) == 1)
+        await eventually(lambda: len(agent.finished) == 1)
         await clock.advance(15)
         [(target, text)] = await delivery.wait_for(1)
-        await until(lambda: workspace.read_pending().records == [])  # settled once delivered
+        await eventually(lambda: workspace.read_pending().records == [])  # settled once delivered
     finally:
         agent.release("h1")
         await registry.stop()

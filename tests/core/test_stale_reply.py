@@ -11,8 +11,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from a2a.types import Message, Part, Role, Task, TaskState, TaskStatus
 
+from a2aconsole.core.client import status_value, task_snapshot
 from a2aconsole.core.following import is_stale, stale_marker, stale_status
 from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.snapshots import OutgoingMessage, TaskSnapshot
 
 SENT_AT = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -21,7 +23,7 @@ def _message(message_id: str, role: Role, text: str) -> Message:
     return Message(message_id=message_id, role=role, parts=[Part(text=text)])
 
 
-def _task(state: TaskState, *, history: list[str], at: datetime | None = None) -> Task:
+def _sdk_task(state: TaskState, *, history: list[str], at: datetime | None = None) -> Task:
     status = TaskStatus(state=state, message=_message("question", Role.ROLE_AGENT, "Which colour?"))
     if at is not None:
         status.timestamp.FromDatetime(at)
@@ -34,7 +36,12 @@ def _task(state: TaskState, *, history: list[str], at: datetime | None = None) -
     )
 
 
-ANSWER = Message(message_id="answer", role=Role.ROLE_USER, task_id="t1", parts=[Part(text="blue")])
+def _task(state: TaskState, *, history: list[str], at: datetime | None = None) -> TaskSnapshot:
+    """The task as the agent's SDK sends it, read as the core reads it (`client.task_snapshot`)."""
+    return task_snapshot(_sdk_task(state, history=history, at=at))
+
+
+ANSWER = OutgoingMessage("blue", task_id="t1", message_id="answer")
 
 
 @pytest.mark.parametrize("state", [TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED])
@@ -59,7 +66,7 @@ def test_only_interrupted_replies_to_a_task_follow_up_can_be_stale() -> None:
     old = SENT_AT - timedelta(minutes=1)
     done = _task(TaskState.TASK_STATE_COMPLETED, history=["ask", "question", "answer"], at=old)
     assert stale_status(done, ANSWER, SENT_AT) is None
-    fresh = Message(message_id="answer", role=Role.ROLE_USER, parts=[Part(text="ask")])  # a new task, no taskId
+    fresh = OutgoingMessage("ask", message_id="answer")  # a new task, no taskId
     asked = _task(TaskState.TASK_STATE_INPUT_REQUIRED, history=["question", "answer"], at=old)
     assert stale_status(asked, fresh, SENT_AT) is None
 
@@ -69,9 +76,20 @@ def test_watch_record_marker_matches_only_that_status() -> None:
     record = WatchRecord("w1", "chat1", "bot", "t1", extra={"staleStatus": stale_marker(reply.status)})
     again = WatchRecord.from_json(json.loads(json.dumps(record.to_json())))  # as read back from pending.json
     assert is_stale(again, reply.status)
-    new_question = _task(TaskState.TASK_STATE_INPUT_REQUIRED, history=[], at=SENT_AT)
+    new_question = _sdk_task(TaskState.TASK_STATE_INPUT_REQUIRED, history=[], at=SENT_AT)
     new_question.status.message.message_id = "another-question"
-    assert not is_stale(again, new_question.status)
+    assert not is_stale(again, task_snapshot(new_question).status)
     assert not is_stale(again, _task(TaskState.TASK_STATE_COMPLETED, history=[], at=SENT_AT).status)
     for bad in ("input-required", ["x"], None):  # a hand-edited record: no marker, nothing skipped
         assert not is_stale(WatchRecord("w1", "chat1", "bot", "t1", extra={"staleStatus": bad}), reply.status)
+
+
+@pytest.mark.parametrize("nanos", [0, 5_000_000, 123_456_000, 123_456_789])
+def test_a_status_timestamp_reads_as_the_sdk_writes_it(nanos: int) -> None:
+    """Records written before the SDK's types left the core keep `ToJsonString()`'s form: the same text now."""
+    status = TaskStatus(state=TaskState.TASK_STATE_INPUT_REQUIRED)
+    status.timestamp.seconds, status.timestamp.nanos = 1_772_366_400, nanos
+    value = status_value(status)
+    assert value.timestamp == status.timestamp.ToJsonString()
+    assert value.at == status.timestamp.ToDatetime(tzinfo=UTC)
+    assert status_value(TaskStatus()).timestamp == "" and status_value(TaskStatus()).at is None

@@ -36,7 +36,7 @@ async def test_legacy_agent_listed(http, workspace: Workspace, legacy: TestAgent
 
 
 async def test_legacy_agent_send_question_answer_file_and_hops(http, workspace: Workspace, legacy: TestAgent) -> None:
-    tool = make_tool(http, workspace, hops=lambda t: 1)
+    tool = make_tool(http, workspace, hops=1)
     (workspace.root / "a.txt").write_text("attached", encoding="utf-8")
     done = await tool.run("send", {"agent": "old", "message": "hello old", "files": ["a.txt"]}, TARGET)
     assert done["state"] == "completed" and done["text"] == "echo: hello old"

@@ -17,7 +17,8 @@ from a2aconsole.core.results import WORKING_NOTE
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import PDF_BYTES, TestAgent
 from tests.support.js_agents import SdkAgent
-from tests.support.toolkit import TARGET, RecordingWatches, entry, make_tool, until, write_agents
+from tests.support.toolkit import TARGET, RecordingWatches, entry, make_tool, write_agents
+from tests.support.watching import eventually
 
 
 @pytest.fixture
@@ -212,7 +213,7 @@ async def test_send_completes_while_waiting(
     run = asyncio.create_task(tool.run("send", {"agent": "worker", "message": "hold g2"}, TARGET))
     await clock.wait_for_sleepers(2 if not streaming else 1)
     agent.release("g2")
-    await until(lambda: len(agent.finished) == 1)
+    await eventually(lambda: len(agent.finished) == 1)
     if not streaming:
         await clock.advance(0.5)  # the next poll
     result = await asyncio.wait_for(run, 10)
@@ -381,7 +382,7 @@ async def test_key_never_sent_to_another_origin(
 
 
 async def test_hops_incremented(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
-    tool = make_tool(http, workspace, hops=lambda target: 2 if target == TARGET else 0)
+    tool = make_tool(http, workspace, hops=2)
     await tool.run("send", {"agent": "echo", "message": "hello"}, TARGET)
     assert sdk_echo.received[0].metadata["volcanic.hops"] == 3
 

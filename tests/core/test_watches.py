@@ -9,8 +9,7 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from a2a.types import TaskState
-
+from a2aconsole.core.chat import ChatTarget
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files import atomic_write
 from a2aconsole.core.tool import A2ATool
@@ -21,6 +20,7 @@ from tests.support.watching import (
     PushReceiver,
     add_record,
     eventually,
+    settled_at_agent,
     start_task,
 )
 
@@ -259,7 +259,7 @@ async def test_watch_no_live_session_delivered_on_next_session_start(
     assert delivery.delivered == []
 
     delivery.available = True  # the chat's session starts
-    flush = __import__("asyncio").ensure_future(reg.flush("chat1"))
+    flush = __import__("asyncio").ensure_future(reg.flush(ChatTarget("chat1", workspace)))
     await clock.until(lambda s: s[-1] == 1.0)
     await clock.advance(1.0)
     assert await flush == 1
@@ -405,16 +405,16 @@ async def test_cancel_rearms_when_remote_unreachable(make_sdk_agent, workspace, 
     await reg.arm(workspace, rec)
     await clock.until(lambda s: s == [15.0])
     workspace.save_agents([{"name": "bot", "url": "http://127.0.0.1:9/"}], None)  # a port nobody listens on
-    tool = A2ATool(remote, ClientSettings(), delivery.workspace_for, watches=reg, clock=clock)
+    tool = A2ATool(remote, ClientSettings(), reg, clock=clock)
 
-    out = await tool.run("cancel", {"agent": "bot", "taskId": task.id}, "chat1")
+    out = await tool.run("cancel", {"agent": "bot", "taskId": task.id}, ChatTarget("chat1", workspace))
     assert "still watched" in out["error"]
     [back] = workspace.read_pending().records
     assert (back.watch_id, back.push_token, back.started_at) == (rec.watch_id, rec.push_token, rec.started_at)
     assert rec.watch_id in reg
 
     use_agent(workspace, agent)  # reachable again: the cancel goes through and the watch ends for good
-    out = await tool.run("cancel", {"agent": "bot", "taskId": task.id}, "chat1")
+    out = await tool.run("cancel", {"agent": "bot", "taskId": task.id}, ChatTarget("chat1", workspace))
     assert out.get("state") == "canceled", out
     assert pending_ids(workspace) == [] and rec.watch_id not in reg
     assert delivery.delivered == []
@@ -458,9 +458,7 @@ async def test_watch_saves_file_artifacts_to_inbox(make_sdk_agent, workspace, re
     reg, delivery, _ = registry_for(workspace)
     task = await start_task(remote, workspace, "bot", "file")
     conn = await remote.connect(workspace.read_agents().get("bot"))
-    for _ in range(200):  # the agent finishes in its own thread: bounded, each check is a real round trip
-        if (await conn.get_task(task.id)).status.state == TaskState.TASK_STATE_COMPLETED:
-            break
+    await settled_at_agent(conn, task.id, "completed")
     await reg.arm(workspace, await add_record(workspace, task, "bot", clock))
     await clock.until(lambda s: len(s) == 1)
     await clock.advance(15.0)
@@ -482,10 +480,8 @@ async def test_watch_result_and_question_events_carry_the_outcome(
     done = await start_task(remote, workspace, "bot", "file")
     asked = await start_task(remote, workspace, "bot", "ask")
     conn = await remote.connect(workspace.read_agents().get("bot"))
-    for task, settled in ((done, TaskState.TASK_STATE_COMPLETED), (asked, TaskState.TASK_STATE_INPUT_REQUIRED)):
-        for _ in range(200):  # the agent runs in its own thread: bounded, each check is a real round trip
-            if (await conn.get_task(task.id)).status.state == settled:
-                break
+    for task, settled in ((done, "completed"), (asked, "input-required")):
+        await settled_at_agent(conn, task.id, settled)
     for task in (done, asked):
         await reg.arm(workspace, await add_record(workspace, task, "bot", clock))
     await clock.until(lambda s: len(s) == 2)
@@ -511,11 +507,12 @@ async def test_watch_of_an_answer_skips_the_stale_question(
     agent = make_sdk_agent(push=False)
     use_agent(workspace, agent)
     reg, delivery, sink = registry_for(workspace)
-    tool = A2ATool(remote, ClientSettings(wait_seconds=5), delivery.workspace_for, watches=reg, clock=clock)
-    asked = await tool.run("send", {"agent": "bot", "message": "ask"}, "chat1")
+    tool = A2ATool(remote, ClientSettings(wait_seconds=5), reg, clock=clock)
+    chat = ChatTarget("chat1", workspace)
+    asked = await tool.run("send", {"agent": "bot", "message": "ask"}, chat)
     assert asked["state"] == "input-required", asked
     answer = {"agent": "bot", "message": "hold a1", "taskId": asked["taskId"]}
-    run = __import__("asyncio").ensure_future(tool.run("send", answer, "chat1"))
+    run = __import__("asyncio").ensure_future(tool.run("send", answer, chat))
     await clock.until(lambda s: s.count(5.0) == 2)  # the answer's wait
     await clock.advance(5)
     handed = await run

@@ -4,13 +4,13 @@ off the agent, so the agent stops pushing to it. Real loopback agents, a fake cl
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
 
+from a2aconsole.core.chat import ChatTarget
 from a2aconsole.core.client import Remote
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.scrubber import MASK
@@ -63,15 +63,20 @@ async def test_a_key_echoed_to_a_watch_is_masked_in_its_delivery_and_events(
     task = await start_task(remote, workspace, "bot", "leak hold g")
     await reg.arm(workspace, await add_record(workspace, task, "bot", clock))
     await clock.until(lambda s: s == [15.0])
+    await clock.advance(15)  # checked while it works: its status message ("holding (the key was ...)") is progress
+    await sink.until(lambda: "progress" in sink.kinds(), what="the status message")
     agent.release("g")
     await eventually(lambda: task.id in agent.finished, what="the agent to finish")
-    await clock.advance(15)
+    await clock.until(lambda s: s[-1:] == [30.0])
+    await clock.advance(30)
     [(_, text)] = await delivery.wait_for(1)
     assert agent.received[0].headers["x-api-key"] == KEY
     assert f"the key was {MASK}" in text and KEY not in text
     events = json.dumps([e.to_json() for e in sink.events])
     assert KEY not in events and f"the key was {MASK}" in events
-    assert {"result", "delivered"} <= set(sink.kinds())
+    assert {"result", "delivered", "progress"} <= set(
+        sink.kinds()
+    )  # its status message too: "holding (the key was ***)"
 
 
 async def test_a_key_in_a_watch_error_is_masked_in_the_watch_table(
@@ -91,8 +96,8 @@ async def test_a_key_in_a_watch_error_is_masked_in_the_watch_table(
 
 async def test_cancel_takes_the_push_config_off_the_agent(pushed, workspace, remote, clock) -> None:
     agent, reg, delivery, _, task, rec = await pushed("c")
-    tool = A2ATool(remote, ClientSettings(), delivery.workspace_for, watches=reg, clock=clock)
-    out = await tool.run("cancel", {"agent": "bot", "taskId": task.id}, "chat1")
+    tool = A2ATool(remote, ClientSettings(), reg, clock=clock)
+    out = await tool.run("cancel", {"agent": "bot", "taskId": task.id}, ChatTarget("chat1", workspace))
     assert out["state"] == "canceled" and out["note"] == "canceled; the watch of this task ended"
     assert await agent.push_configs(task.id) == []
     assert "DeleteTaskPushNotificationConfig" in agent.methods and delivery.delivered == []
@@ -101,8 +106,8 @@ async def test_cancel_takes_the_push_config_off_the_agent(pushed, workspace, rem
 async def test_a_failed_cancel_keeps_the_push_config(pushed, workspace, remote, clock) -> None:
     agent, reg, delivery, _, task, rec = await pushed("f")
     workspace.save_agents([{"name": "bot", "url": "http://127.0.0.1:9/", "key": KEY}], None)
-    tool = A2ATool(remote, ClientSettings(), delivery.workspace_for, watches=reg, clock=clock)
-    out = await tool.run("cancel", {"agent": "bot", "taskId": task.id}, "chat1")
+    tool = A2ATool(remote, ClientSettings(), reg, clock=clock)
+    out = await tool.run("cancel", {"agent": "bot", "taskId": task.id}, ChatTarget("chat1", workspace))
     assert "still watched" in out["error"]
     assert [c["id"] for c in await agent.push_configs(task.id)] == [rec.watch_id]
 
@@ -116,7 +121,7 @@ async def test_a_finished_watch_takes_its_push_config_off_the_agent(pushed, work
     async def gone() -> bool:
         return await agent.push_configs(task.id) == []
 
-    await eventually_async(gone, "the push config removal")
+    await eventually(gone, what="the push config removal")
 
 
 async def test_a_timed_out_watch_takes_its_push_config_off_the_agent(pushed, workspace, clock) -> None:
@@ -129,7 +134,7 @@ async def test_a_timed_out_watch_takes_its_push_config_off_the_agent(pushed, wor
     async def gone() -> bool:
         return await agent.push_configs(task.id) == []
 
-    await eventually_async(gone, "the push config removal")
+    await eventually(gone, what="the push config removal")
 
 
 async def test_a_removed_agent_is_told_to_drop_the_push_config(pushed, workspace, clock) -> None:
@@ -142,7 +147,7 @@ async def test_a_removed_agent_is_told_to_drop_the_push_config(pushed, workspace
     async def gone() -> bool:
         return await agent.push_configs(task.id) == []
 
-    await eventually_async(gone, "the push config removal")
+    await eventually(gone, what="the push config removal")
 
 
 async def test_a_settled_status_takes_the_push_config_off_the_agent(
@@ -159,17 +164,7 @@ async def test_a_settled_status_takes_the_push_config_off_the_agent(
     assert len(await agent.push_configs(task.id)) == 1
     agent.release("s")
     await eventually(lambda: task.id in agent.finished, what="the agent to finish")
-    tool = A2ATool(remote, ClientSettings(), lambda t: workspace, watches=PendingFileWatches(), clock=clock)
-    out = await tool.run("status", {"agent": "bot", "taskId": task.id}, "chat1")
+    tool = A2ATool(remote, ClientSettings(), PendingFileWatches(), clock=clock)
+    out = await tool.run("status", {"agent": "bot", "taskId": task.id}, ChatTarget("chat1", workspace))
     assert out["state"] == "completed" and workspace.read_pending().records == []
     assert await agent.push_configs(task.id) == []
-
-
-async def eventually_async(check: Callable[[], Any], what: str, timeout: float = 15.0) -> None:
-    """Bounded polling of the agent's own API (it runs in another thread)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await check():
-        if loop.time() > deadline:
-            raise TimeoutError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)

@@ -12,7 +12,7 @@
 //   DELETE /_control/agents/<id>     (releases its gates, ends its running work, drops it)
 //
 // The command language is the Python test agent's (tests/support/agents.py): `hello ...` echoes,
-// `slow N`, `hold <gate>`, `ask`, `auth`, `file`, `bigfile N`, `fail`, `message` (an answer `hold <gate>`
+// `slow N`, `hold <gate>`, `steps <n> <gate> <end>`, `ask`, `auth`, `file`, `bigfile N`, `fail`, `message` (an answer `hold <gate>`
 // to a question is worked on silently until released: the task still shows the question). It exits when
 // stdin closes or on SIGTERM/SIGINT, so a killed test run leaves no node process behind.
 
@@ -246,6 +246,14 @@ class TestAgent {
       up.artifact('result', [textPart(`released ${rest}`)]);
       up.status(S.TASK_STATE_COMPLETED, `released ${rest}`);
       this.finished.push(ctx.taskId);
+    } else if (word === 'steps') {
+      // `steps <n> <gate> <end>`: after <gate>, n status messages "working i/n" (state working), then <end>
+      const [n, gate, end] = rest.split(' ');
+      up.status(S.TASK_STATE_WORKING, `ready for ${n} steps`);
+      await waitOrAbort(signal, undefined, this.gate(gate).promise);
+      for (let i = 1; i <= Number(n); i++) up.status(S.TASK_STATE_WORKING, `working ${i}/${n}`);
+      await waitOrAbort(signal, undefined, this.gate(end).promise);
+      up.status(S.TASK_STATE_COMPLETED, `${n} steps done`);
     } else if (word === 'ask') {
       up.status(S.TASK_STATE_INPUT_REQUIRED, 'Which colour?');
     } else if (word === 'auth') {

@@ -227,8 +227,11 @@ CONSOLE_PAGES = [
     "/agent/bot/",
     "/agent/bot/edit/",
     "/agent/bot/delete/",
+    "/chat/",
     "/chat/console/",
     "/watches/",
+    "/tasks/",
+    "/inbox/",
     "/inbox/console/",
     "/a2a",
     "/targets/",
@@ -245,11 +248,25 @@ def unexpected(errors: list[str]) -> list[str]:
     return errors
 
 
+def with_live_data(page: Page) -> list[str]:
+    """A finished task, a question and a running watch, so every page below renders rows, badges and forms;
+    returns the task pages to visit as well."""
+    page.goto("/chat/console/")
+    live(page)
+    page.get_by_label("Agent").select_option("bot")
+    tasks = []
+    for text, state in (("hello pages", "completed"), ("ask", "input-required"), ("hold pages", "working")):
+        send(page, text)
+        expect(page.locator("#reply [data-task-state]")).to_have_text(state)
+        tasks.append(f"/tasks/bot/{page.locator('#reply').get_attribute('data-task-id')}/?target=console")
+    return tasks
+
+
 def test_every_page_runs_under_the_policy_and_stays_live(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
     ensure_bot(server, bot)
     errors = console_errors(page)
     page.add_init_script(CSP_VIOLATIONS)
-    for path in CONSOLE_PAGES:
+    for path in CONSOLE_PAGES + with_live_data(page):
         response = page.goto(path)
         assert response is not None and "script-src 'self'" in response.headers["content-security-policy"], path
         expect(page.locator("main h1")).to_be_visible()
@@ -265,6 +282,7 @@ def test_every_page_runs_under_the_policy_and_stays_live(page: Page, server: Con
     expect(page.get_by_role("textbox", name="Message")).to_have_value("")
     bot.release("csp1")
     expect(page.locator("#chat-log")).to_contain_text("released csp1")  # pushed over the WebSocket
+    bot.release("pages")
     assert page.evaluate("window.__csp") == [] and unexpected(errors) == []
     # markup an agent managed to inject could not run code
     page.evaluate(

@@ -196,3 +196,51 @@ def test_an_answer_being_typed_survives_live_updates(page: Page, server: Console
     reply.get_by_role("button", name="Answer").click()
     expect(page.locator("#reply")).to_contain_text("got answer: green")
     assert errors == []
+
+
+def test_progress_shows_live_on_the_watch_row_the_timeline_and_the_conversation(
+    page: Page, server: ConsoleServer, bot: TestAgent
+) -> None:
+    """Progress, live: the agent's status messages ("working 3/3") appear as they arrive, each in one place
+    updated in place (the watch row, the task timeline's progress line, the conversation's task line and answer
+    panel), a reload shows the latest (stored), and the line's age ticks in the browser."""
+    ensure_bot(server, bot)
+    errors = console_errors(page)
+    task_id = start_task(page, "steps 3 prog1 prog1end")
+    watches, task = page.context.new_page(), page.context.new_page()
+    watch_errors, task_errors = console_errors(watches), console_errors(task)
+    try:
+        watches.goto("/watches/")
+        live(watches)
+        task.goto(f"/tasks/bot/{task_id}/?target=console")
+        live(task)
+        bot.release("prog1")
+        last = "working 3/3"
+        row = watches.locator("#watch-table tr", has_text=task_id)
+        expect(row.locator("[data-progress]")).to_contain_text(last)
+        expect(row.locator("[data-task-state]")).to_have_text("working")
+        expect(task.locator("#task-progress")).to_contain_text(last)
+        expect(task.locator("#timeline-log li.kind-progress")).to_have_count(0)  # a line in place, not an entry each
+        line = page.locator("#chat-log li.status-line", has=page.locator(f'a[href*="{task_id}"]')).locator(
+            "[data-progress]"
+        )
+        expect(line).to_contain_text(last)
+        expect(page.locator("#chat-log")).not_to_contain_text("working 2/3")  # no chat bubble per progress event
+        expect(page.locator("#reply")).to_contain_text(f"Working on it: {last}")
+        expect(line.locator("[data-ago]")).to_have_text(re.compile(r"just now|\d+ s ago"))  # the browser's clock
+        shot(task, "task-progress")
+        shot(page, "conversation-progress")
+        task.reload()
+        expect(task.locator("#task-progress")).to_contain_text(last)
+        live(task)
+        bot.release("prog1end")
+        expect(task.locator("#task-state")).to_have_text("completed")
+        expect(task.locator("#task-progress")).to_be_hidden()
+        expect(watches.locator("#watch-table")).not_to_contain_text(task_id)
+        expect(page.locator("#reply")).to_contain_text("3 steps done")
+    finally:
+        bot.release("prog1")
+        bot.release("prog1end")
+        watches.close()
+        task.close()
+    assert errors == [] and watch_errors == [] and task_errors == []

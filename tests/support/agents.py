@@ -5,6 +5,8 @@ One scripted executor; the first word of the user's text picks the scenario:
 - `hello ...`         completes at once with `echo: <text>` (status message and a text artifact)
 - `slow <seconds>`    works that long (real time), then completes with `slow result`
 - `hold <gate>`       works until the test calls `agent.release(gate)` (no sleeps in tests), then completes
+- `steps <n> <gate> <end>`  after the gate, n status messages `working i/n` (still working), then completes
+                      after the gate <end>
 - `ask`               asks "Which colour?" (input-required); the answer completes with `got answer: <text>`
                       (an answer `hold <gate>` first works until the gate is released)
 - `auth`              asks for auth (auth-required)
@@ -17,7 +19,8 @@ One scripted executor; the first word of the user's text picks the scenario:
 - `fail`              fails with `boom: cannot do that`
 - `message`           answers with a message only (no task)
 - `leak`              completes echoing the key header it got (`the key was <header>`), as a hostile agent would;
-                      `leak hold <gate>` does so once released, `leak error` refuses with the key in the error
+                      `leak hold <gate>` does so once released (and while held, in its status), `leak error` refuses
+                      with the key in the error
 
 Agent options (per server): api key required, bearer-only card, streaming, push, extended card,
 message-only, a 0.3 compat server. `change_card(...)` publishes a different card while the agent runs.
@@ -162,6 +165,14 @@ class ScriptedExecutor(AgentExecutor):
             await up.add_artifact([new_text_part(f"released {rest}")], name="result")
             await up.complete(up.new_agent_message([new_text_part(f"released {rest}")]))
             self.agent.finished.append(task.id)
+        elif word == "steps":
+            n, gate, end = rest.split(" ")
+            await up.start_work(up.new_agent_message([new_text_part(f"ready for {n} steps")]))
+            await self.agent.gate(gate).wait()
+            for i in range(1, int(n) + 1):
+                await up.start_work(up.new_agent_message([new_text_part(f"working {i}/{n}")]))
+            await self.agent.gate(end).wait()
+            await up.complete(up.new_agent_message([new_text_part(f"{n} steps done")]))
         elif word == "ask":
             await up.requires_input(up.new_agent_message([new_text_part("Which colour?")]))
         elif word == "auth":
@@ -183,7 +194,7 @@ class ScriptedExecutor(AgentExecutor):
             await up.complete(up.new_agent_message([new_text_part("big file attached")]))
         elif word == "leak":
             if rest.startswith("hold "):
-                await up.start_work(up.new_agent_message([new_text_part("holding")]))
+                await up.start_work(up.new_agent_message([new_text_part(f"holding (the key was {leaked})")]))
                 await self.agent.gate(rest.removeprefix("hold ")).wait()
             await up.add_artifact([new_text_part(f"the key was {leaked}")], name="leak")
             await up.complete(up.new_agent_message([new_text_part(f"the key was {leaked}")]))

@@ -1,6 +1,6 @@
 """Holds the API's answers to its own openapi.json: each status documented for the operation, each body valid.
 
-Every API test that goes through `tests.web.test_api_tool.Host` checks its answers here, so a status the
+Every API test that goes through `tests.support.api_host.Host` checks its answers here, so a status the
 endpoint really answers but the document does not list (or a 200 whose fields the document misdescribes)
 fails the test that saw it.
 """

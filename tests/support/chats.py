@@ -9,13 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.models import ChatTarget
 
 
 class BackendDelivery:
-    def __init__(self, workspace: Workspace, targets: dict[str, tuple[ChatTarget, Any]]) -> None:
-        self.workspace = workspace
+    def __init__(self, targets: dict[str, tuple[ChatTarget, Any]]) -> None:
         self.targets = targets
 
     async def deliver(self, target: str, text: str, record: WatchRecord | None = None) -> bool:
@@ -23,9 +21,6 @@ class BackendDelivery:
             return False
         chat, backend = self.targets[target]
         return await backend.deliver(chat, text, record)
-
-    def workspace_for(self, target: str) -> Workspace | None:
-        return self.workspace if target in self.targets else None
 
 
 def kept(watch_id: str, target: str, text: str, **extra: Any) -> WatchRecord:

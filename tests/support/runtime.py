@@ -6,17 +6,14 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from a2aconsole.api.hops import forget_all
 from a2aconsole.web.runtime import Runtime, build_runtime, close_runtime, install_runtime
 
 
 @contextlib.asynccontextmanager
 async def fresh_runtime(**parts: Any) -> AsyncIterator[Runtime]:
     await close_runtime()
-    forget_all()
     runtime = install_runtime(build_runtime(**parts))
     try:
         yield runtime
     finally:
         await close_runtime()
-        forget_all()

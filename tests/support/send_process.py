@@ -8,6 +8,7 @@ import asyncio
 import json
 import sys
 
+from a2aconsole.core.chat import ChatTarget
 from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.tool import A2ATool
@@ -19,12 +20,8 @@ TARGET = "chat1"
 async def main(root: str, agent: str, message: str, wait_seconds: str) -> None:
     ws = Workspace(root)
     http = new_http_client()
-    tool = A2ATool(
-        Remote(http, call_timeout=10.0, card_timeout=5.0),
-        ClientSettings(wait_seconds=int(wait_seconds)),
-        lambda t: ws if t == TARGET else None,
-    )
-    result = await tool.run("send", {"agent": agent, "message": message}, TARGET)
+    tool = A2ATool(Remote(http, call_timeout=10.0, card_timeout=5.0), ClientSettings(wait_seconds=int(wait_seconds)))
+    result = await tool.run("send", {"agent": agent, "message": message}, ChatTarget(TARGET, ws))
     print(json.dumps(result), flush=True)
     await http.aclose()
 

@@ -1,16 +1,19 @@
-"""A2A tool test kit: a tool over a real shared httpx client, agents.json writing, a recording watch control."""
+"""A2A tool test kit: a tool over a real shared httpx client, agents.json writing, a recording watch control.
+
+`make_tool` plays the caller's part (the console, the API, the CLI): it resolves the test's one chat target,
+`TARGET` over the test's workspace with its inbound hops, once, and passes that value on every call.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from a2aconsole.core.chat import ChatTarget
 from a2aconsole.core.client import Remote
 from a2aconsole.core.clock import Clock
 from a2aconsole.core.config import ClientSettings
@@ -52,6 +55,21 @@ class RecordingWatches(PendingFileWatches):
         await super().rearm(workspace, record)
 
 
+@dataclass
+class TargetTool:
+    """The tool and the test's chat target, resolved once: `run(action, args)` runs for `target`."""
+
+    tool: A2ATool
+    target: ChatTarget
+
+    async def run(self, action: str, args: dict[str, Any] | None = None, target_id: str = TARGET) -> dict[str, Any]:
+        assert target_id == self.target.id, f"this kit's tool serves {self.target.id!r} only"
+        return await self.tool.run(action, args, self.target)
+
+    def __getattr__(self, name: str) -> Any:  # the tool's parts (pool, watches, scrubbers)
+        return getattr(self.tool, name)
+
+
 def make_tool(
     http: httpx.AsyncClient,
     workspace: Workspace,
@@ -59,28 +77,12 @@ def make_tool(
     clock: Clock | None = None,
     watches: Any = None,
     events: EventSink | None = None,
-    hops: Callable[[str], int] = lambda t: 0,
+    hops: int = 0,
     private_paths: Sequence[Path] = (),
     **settings: Any,
-) -> A2ATool:
+) -> TargetTool:
+    """The tool, with `TARGET` over `workspace` and `hops` inbound hops as its chat target."""
     s = replace(SETTINGS, **settings)
     remote = Remote(http, call_timeout=s.call_timeout, card_timeout=s.card_timeout_seconds)
-    return A2ATool(
-        remote,
-        s,
-        lambda t: workspace if t == TARGET else None,
-        hops_for=hops,
-        watches=watches or RecordingWatches(),
-        events=events,
-        clock=clock,
-        private_paths=private_paths,
-    )
-
-
-async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Wait (bounded, real time) for a condition another thread makes true: the agents run in their own thread."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError("condition not met in time")
-        await asyncio.sleep(0.01)
+    tool = A2ATool(remote, s, watches or RecordingWatches(), events=events, clock=clock, private_paths=private_paths)
+    return TargetTool(tool, ChatTarget(TARGET, workspace, hops))

@@ -36,9 +36,6 @@ class FileDelivery:
         _append(self.out, line)
         return True
 
-    def workspace_for(self, target: str) -> Workspace | None:
-        return self.ws
-
 
 async def main(root: str, out: str) -> None:
     ws = Workspace(root)

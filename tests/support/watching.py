@@ -1,27 +1,35 @@
-"""Helpers for watch tests: start a real remote task, write its record, a delivery that can be waited on,
-and a loopback push receiver that hands each POST to `registry.on_push` over the real wire."""
+"""Helpers for watch tests: start a real remote task, write its record, a delivery and an event sink that can be
+waited on, and a loopback push receiver that hands each POST to `registry.on_push` over the real wire.
+
+`eventually` is the tests' one bounded wait: every loop that waits for a state goes through it, so a state that
+never comes fails with `TimeoutError: timed out waiting for <what> ...` and what was last seen."""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import socket
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import uvicorn
-from a2a.types import Message, Part, Role, Task
 
-from a2aconsole.core.client import Remote
+from a2aconsole.core.client import Remote, outgoing_message
 from a2aconsole.core.clock import Clock, FakeClock
 from a2aconsole.core.delivery import StaticDelivery
-from a2aconsole.core.events import Event, MemorySink
+from a2aconsole.core.events import Event, EventSink, MemorySink
 from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.snapshots import TaskSnapshot
 from a2aconsole.core.workspace import Workspace
+
+POLL_SECONDS = 0.02  # between checks of state another thread or process owns (nothing pokes a Signal there)
+SHOWN_CHARS = 500  # of what was last seen, in a timeout's message
 
 
 class Signal:
-    """A condition a test awaits (with a deadline) and the code under test pokes: no sleeps, no polling."""
+    """What the code under test pokes when something changed, so `eventually(..., signal=...)` checks again
+    then instead of polling. Everyone waiting at a poke wakes."""
 
     def __init__(self) -> None:
         self._event: asyncio.Event | None = None
@@ -30,15 +38,73 @@ class Signal:
         if self._event is not None:
             self._event.set()
 
-    async def until(self, check: Callable[[], bool], timeout: float = 15.0, what: str = "condition") -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while not check():
+    def arm(self) -> asyncio.Event:
+        """The event the next poke sets: armed before a check, so a poke during the check is not missed."""
+        if self._event is None or self._event.is_set():
             self._event = asyncio.Event()
-            try:
-                await asyncio.wait_for(self._event.wait(), deadline - loop.time())
-            except TimeoutError:
-                raise TimeoutError(f"timed out waiting for {what}") from None
+        return self._event
+
+
+def describe(check: Callable[..., Any]) -> str:
+    """A check in words for a timeout message: a lambda's own text (`len(agent.finished) == 1`), else its name."""
+    try:
+        source = " ".join(line.strip() for line in inspect.getsource(check).splitlines())
+    except (OSError, TypeError):
+        return getattr(check, "__name__", repr(check))
+    start = source.find("lambda")
+    if check.__name__ != "<lambda>" or start < 0:
+        return check.__name__
+    body = source[source.index(":", start) + 1 :].lstrip()
+    depth, quote = 0, ""
+    for i, ch in enumerate(body):  # the lambda's body ends at a comma or bracket its own text does not open
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}" or (ch == "," and depth == 0):
+            if depth == 0:
+                return body[:i].strip()
+            depth -= 1
+    return body.strip()
+
+
+async def eventually(
+    check: Callable[[], Any],
+    *,
+    what: str | None = None,
+    timeout: float = 15.0,
+    seen: Callable[[], Any] | None = None,
+    signal: Signal | None = None,
+) -> Any:
+    """Wait until `check()` (sync or async) is true, and return its value; never longer than `timeout` seconds.
+
+    With `signal`, check again each time the code under test pokes it; without, every POLL_SECONDS (for state
+    another thread or process owns: a test agent, a child process). An async check counts against the same
+    deadline. When it passes: `TimeoutError: timed out waiting for <what> (N s); last seen: ...`, where `what`
+    defaults to the check's own text and the last seen is `seen()` or the check's last value when it says more
+    than False."""
+    loop = asyncio.get_running_loop()
+    last: Any = None
+    try:
+        async with asyncio.timeout_at(loop.time() + timeout) as bound:
+            while True:
+                woken = signal.arm() if signal is not None else None
+                result = check()
+                last = (await result) if inspect.isawaitable(result) else result
+                if last:
+                    return last
+                if woken is not None:
+                    await woken.wait()
+                else:
+                    await asyncio.sleep(POLL_SECONDS)
+    except TimeoutError:
+        if not bound.expired():
+            raise
+        shown = seen() if seen is not None else last
+        detail = "" if shown is None or shown is False else f"; last seen: {str(shown)[:SHOWN_CHARS]}"
+        raise TimeoutError(f"timed out waiting for {what or describe(check)} ({timeout:g} s){detail}") from None
 
 
 class SignalClock(FakeClock):
@@ -53,10 +119,13 @@ class SignalClock(FakeClock):
         await super().sleep(seconds)
 
     async def until(self, check: Callable[[list[float]], bool], timeout: float = 15.0) -> None:
-        try:
-            await self.signal.until(lambda: check(self.sleeps), timeout, "sleeps")
-        except TimeoutError:
-            raise TimeoutError(f"timed out waiting for matching sleeps; have {self.sleeps}") from None
+        await eventually(
+            lambda: check(self.sleeps),
+            what=f"sleeps where {describe(check)}",
+            timeout=timeout,
+            seen=lambda: self.sleeps,
+            signal=self.signal,
+        )
 
 
 class WaitableDelivery(StaticDelivery):
@@ -77,47 +146,74 @@ class WaitableDelivery(StaticDelivery):
 
     async def wait_for(self, count: int, timeout: float = 15.0) -> list[tuple[str, str]]:
         """Wait for `count` deliveries, and (with `sink` set) for each to be settled in pending.json."""
-        await self.signal.until(lambda: len(self.delivered) >= count, timeout, f"{count} deliveries")
+        await eventually(
+            lambda: len(self.delivered) >= count,
+            what=f"{count} deliveries",
+            timeout=timeout,
+            seen=lambda: self.delivered,
+            signal=self.signal,
+        )
         if self.sink is not None:
-            sink = self.sink
-            await sink.until(lambda: sink.kinds().count("delivered") >= count, timeout, f"{count} settled")
+            await self.sink.until_kind("delivered", count, timeout)
         return self.delivered
 
     async def wait_attempts(self, count: int, timeout: float = 15.0) -> None:
-        await self.signal.until(lambda: self.attempts >= count, timeout, f"{count} delivery attempts")
+        await eventually(
+            lambda: self.attempts >= count,
+            what=f"{count} delivery attempts",
+            timeout=timeout,
+            seen=lambda: f"{self.attempts} attempts",
+            signal=self.signal,
+        )
 
 
 class WaitableSink(MemorySink):
-    """Events in a list, awaitable: `await sink.until(lambda: ...)`."""
+    """The tests' one event sink: events in a list, awaitable (`await sink.until(lambda: ...)`).
 
-    def __init__(self) -> None:
+    With `inner` (e.g. the console's ChannelsBroadcast: TaskEvent rows, live updates) each event goes there first,
+    so a test that waits for an event also waits for the real sink to have handled it."""
+
+    def __init__(self, inner: EventSink | None = None) -> None:
         super().__init__()
+        self.inner = inner
         self.signal = Signal()
 
     async def emit(self, event: Event) -> None:
+        if self.inner is not None:
+            await self.inner.emit(event)
         await super().emit(event)
         self.signal.poke()
 
-    async def until(self, check: Callable[[], bool], timeout: float = 15.0, what: str = "events") -> None:
-        await self.signal.until(check, timeout, what)
+    async def until(self, check: Callable[[], Any], timeout: float = 15.0, what: str | None = None) -> None:
+        await eventually(check, what=what, timeout=timeout, seen=self.kinds, signal=self.signal)
+
+    async def until_kind(self, kind: str, count: int = 1, timeout: float = 15.0) -> None:
+        """Wait for `count` events of `kind`."""
+        await self.until(lambda: self.kinds().count(kind) >= count, timeout, f"{count} {kind} event(s)")
 
     def states(self) -> list[str]:
         return [e.state for e in self.events if e.kind == "state"]
 
 
-async def start_task(remote: Remote, ws: Workspace, agent: str, text: str) -> Task:
+async def start_task(remote: Remote, ws: Workspace, agent: str, text: str) -> TaskSnapshot:
     """Send `text` to the workspace's agent with returnImmediately: the running task."""
     entry = ws.read_agents().get(agent)
     assert entry is not None
     conn = await remote.connect(entry)
-    msg = Message(role=Role.ROLE_USER, message_id=uuid.uuid4().hex, parts=[Part(text=text)])
-    task = await conn.send(msg)
-    assert isinstance(task, Task)
+    task = await conn.send(outgoing_message(text, [], "", "", {}))
+    assert isinstance(task, TaskSnapshot)
     return task
 
 
 async def add_record(
-    ws: Workspace, task: Task, agent: str, clock: Clock, *, target: str = "chat1", source: str = "poll", **kw: Any
+    ws: Workspace,
+    task: TaskSnapshot,
+    agent: str,
+    clock: Clock,
+    *,
+    target: str = "chat1",
+    source: str = "poll",
+    **kw: Any,
 ) -> WatchRecord:
     """Write a watch record for the task to pending.json (as the tool does before arming)."""
     rec = WatchRecord(
@@ -150,11 +246,11 @@ class LoopbackServer:
         self._task: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> LoopbackServer:
-        self._task = asyncio.ensure_future(self._server.serve(sockets=[self._sock]))
-        while not self._server.started:  # uvicorn offers no start event; bounded by the test timeout
-            if self._task.done():
-                await self._task
-            await asyncio.sleep(0.01)
+        task = self._task = asyncio.ensure_future(self._server.serve(sockets=[self._sock]))
+        # uvicorn offers no start event; a serve that ended (it could not start) raises its error here
+        await eventually(lambda: self._server.started or task.done(), what=f"uvicorn to serve {self.url}")
+        if task.done():
+            await task
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -189,11 +285,13 @@ class PushReceiver(LoopbackServer):
         await send({"type": "http.response.body", "body": b""})
 
 
-async def eventually(check: Callable[[], bool], timeout: float = 15.0, what: str = "condition") -> None:
-    """Bounded polling for state owned by another thread or process (a test agent, a child process)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        if loop.time() > deadline:
-            raise TimeoutError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
+async def settled_at_agent(conn: Any, task_id: str, state: str, timeout: float = 15.0) -> None:
+    """Wait until the agent itself (GetTask over `conn`) reports `state` for the task: it works in its own thread."""
+
+    async def now() -> str:
+        return (await conn.get_task(task_id)).state
+
+    async def reached() -> bool:
+        return await now() == state
+
+    await eventually(reached, what=f"task {task_id} to be {state} at the agent", timeout=timeout)

@@ -11,11 +11,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import IO
 
-from a2a.types import Task
-
 from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.clock import SystemClock
 from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.snapshots import TaskSnapshot
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import TestAgent
 from tests.support.watching import add_record, start_task
@@ -33,7 +32,7 @@ async def open_remote() -> AsyncIterator[Remote]:
     await http.aclose()
 
 
-async def console_watch(remote: Remote, ws: Workspace, agent: TestAgent, text: str) -> tuple[Task, WatchRecord]:
+async def console_watch(remote: Remote, ws: Workspace, agent: TestAgent, text: str) -> tuple[TaskSnapshot, WatchRecord]:
     """agents.json names `agent` as bot; a task started with `text` is watched (subscribe) for the console chat."""
     ws.save_agents([{"name": "bot", "url": agent.url}], None)
     task = await start_task(remote, ws, "bot", text)

@@ -9,14 +9,12 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import override_settings
 
-from a2aconsole.core.client import Remote
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.tool import A2ATool
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.models import ChatTarget
 from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
 from tests.support.console import CONSOLE_SETTINGS, owner_session
-from tests.support.worker_env import open_remote
 
 
 @pytest.fixture
@@ -52,9 +50,3 @@ async def tool(console_target: ChatTarget, client_settings: ClientSettings) -> A
 def owner_cookie() -> str:
     """The owner logged in: its session cookie (needs a django_db mark)."""
     return owner_session()
-
-
-@pytest.fixture
-async def remote() -> AsyncIterator[Remote]:
-    async with open_remote() as r:
-        yield r

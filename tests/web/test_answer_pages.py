@@ -16,12 +16,14 @@ from django.test import AsyncClient, override_settings
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.results import PREVIEW_CHARS
 from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.broadcast import ChannelsBroadcast
+from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
 from a2aconsole.web.runtime import Runtime
 from tests.support.agent_process import agent_process
 from tests.support.agents import TestAgent, long_text
 from tests.support.runtime import fresh_runtime
-from tests.web.test_watch_results_console import StoredEvents
+from tests.support.watching import WaitableSink
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -40,11 +42,11 @@ def space(tmp_path: Path) -> Iterator[Workspace]:
 
 
 @pytest.fixture
-async def console(space: Workspace, make_agent) -> AsyncIterator[tuple[Runtime, StoredEvents, TestAgent]]:
+async def console(space: Workspace, make_agent) -> AsyncIterator[tuple[Runtime, WaitableSink, TestAgent]]:
     await ChatTarget.objects.acreate(id="console", name="Console", workspace=str(space.root))
     agent = make_agent(push=False)
     space.save_agents([{"name": "bot", "url": agent.url}], None)
-    events = StoredEvents()
+    events = WaitableSink(ChannelsBroadcast())
     async with fresh_runtime(client_settings=SETTINGS, events=events) as rt:
         await rt.start_registry([space])
         yield rt, events, agent
@@ -134,13 +136,13 @@ async def test_a_long_answer_delivered_by_a_watch_is_a_preview_in_the_inbox(
     await ChatTarget.objects.acreate(id="console", name="Console", workspace=str(space.root))
     agent = make_agent(push=False)
     space.save_agents([{"name": "bot", "url": agent.url}], None)
-    events = StoredEvents()
+    events = WaitableSink(ChannelsBroadcast())
     async with fresh_runtime(client_settings=replace(SETTINGS, wait_seconds=0.2), events=events) as rt:
         await rt.start_registry([space])
-        out = await rt.tool.run("send", {"agent": "bot", "message": f"bigtext {LONG} later"}, "console")
+        out = await rt.tool.run("send", {"agent": "bot", "message": f"bigtext {LONG} later"}, await aresolve("console"))
         assert out.get("state") == "working", out
         agent.release("later")
-        await events.until("delivered")
+        await events.until_kind("delivered")
     [item] = await sync_to_async(list)(InboxItem.objects.all())
     assert item.text.startswith('[A2A result from "bot"') and len(item.text) < 3 * PREVIEW_CHARS
     assert TEXT_FILE in item.text  # the preview names the file with the whole text

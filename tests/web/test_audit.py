@@ -13,10 +13,9 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from a2aconsole.api.models import ApiToken
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.audit import AFTER_CONFLICT, FILE_KEPT_YOURS
-from a2aconsole.web.models import AuditEntry, ChatTarget
+from a2aconsole.web.models import ApiToken, AuditEntry, ChatTarget
 from a2aconsole.web.views.agents import CONFLICT_PAGE
 from tests.support.console import create_owner
 

@@ -128,7 +128,7 @@ async def test_down_then_up_delivers_exactly_the_kept_results(bot_api, http, wor
     async with workspace.pending_tx() as tx:
         tx.records += [kept("w1", "tg", "result one"), kept("w2", "tg", "result two"), kept("w3", "gone", "other")]
     bot_api.script = [(502, {"ok": False}), (502, {"ok": False})]  # the Bot API is down at first
-    delivery = BackendDelivery(workspace, {"tg": (chat(), backend(bot_api, http, clock))})
+    delivery = BackendDelivery({"tg": (chat(), backend(bot_api, http, clock))})
     sink = WaitableSink()
     registry = WatchRegistry(Remote(http, 5.0, 5.0), ClientSettings(), delivery, clock, sink)
     try:

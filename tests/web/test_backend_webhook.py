@@ -109,7 +109,7 @@ async def test_500_then_200_delivers_once_more_and_no_more(host, http, workspace
     async with workspace.pending_tx() as tx:
         tx.records.append(kept("w-42", "bot", "the result"))
     host.script = [(500, {"error": "busy"})]
-    delivery = BackendDelivery(workspace, {"bot": (hook_target(host), WebhookBackend(http, clock))})
+    delivery = BackendDelivery({"bot": (hook_target(host), WebhookBackend(http, clock))})
     sink = WaitableSink()
     registry = WatchRegistry(Remote(http, 5.0, 5.0), ClientSettings(), delivery, clock, sink)
     try:

@@ -15,12 +15,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import AsyncClient, override_settings
 
-from a2aconsole.api.models import ApiToken
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.tool import CLIENT_OFF
 from a2aconsole.core.workspace import Workspace
-from a2aconsole.web.models import ChatTarget
+from a2aconsole.web.chats import aresolve
+from a2aconsole.web.models import ApiToken, ChatTarget
 from a2aconsole.web.runtime import WORKER_CHANNEL, Runtime
 from a2aconsole.web.worker import dispatch
 from tests.support.agents import TestAgent
@@ -68,8 +68,8 @@ async def test_tool_refuses_send_status_cancel_and_still_lists_agents(
     off_runtime: Runtime, off: Workspace, agent: TestAgent
 ) -> None:
     for action, args in CALLS:
-        assert await off_runtime.tool.run(action, args, "console") == {"error": CLIENT_OFF}, action
-    [listed] = (await off_runtime.tool.run("agents", {}, "console"))["agents"]
+        assert await off_runtime.tool.run(action, args, await aresolve("console")) == {"error": CLIENT_OFF}, action
+    [listed] = (await off_runtime.tool.run("agents", {}, await aresolve("console")))["agents"]
     assert listed["name"] == "bot" and listed["skills"]  # cards are read: the pages still show the agents
     assert sent_nothing(agent, off)
 
@@ -86,7 +86,7 @@ async def test_json_api_says_off_and_wakes_no_worker(off_runtime: Runtime, off: 
             headers={"Authorization": f"Bearer {token}"},
         )
         assert resp.status_code == 200 and resp.json() == {"error": CLIENT_OFF}, action
-    off_runtime.request_flush("host")  # a session start: no worker runs to flush kept results
+    off_runtime.request_flush(await aresolve("host"))  # a session start: no worker runs to flush kept results
     assert worker_messages() == 0
     assert sent_nothing(agent, off)
 

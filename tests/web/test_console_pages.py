@@ -157,37 +157,6 @@ async def test_every_page_keyless_csrf_labelled_and_plain(
     agent.release("k1")
 
 
-def test_chat_log_drops_a_state_line_its_result_repeats() -> None:
-    from django.utils import timezone
-
-    from a2aconsole.web.history import compact
-    from a2aconsole.web.models import TaskEvent
-
-    now = timezone.now()
-
-    def ev(kind: str, state: str = "", text: str = "", task: str = "t1") -> TaskEvent:
-        return TaskEvent(agent="bot", task_id=task, kind=kind, state=state, text=text, created_at=now)
-
-    events = [
-        ev("sent", text="hi"),
-        ev("state", "working"),
-        ev("state", "completed"),
-        ev("state", "working", task="t2"),
-        ev("result", "completed", "done"),
-        ev("state", "failed", "why it failed"),
-        ev("result", "failed", "boom"),
-    ]
-    kept = [(e.kind, e.state, e.task_id) for e in compact(events)]
-    assert kept == [
-        ("sent", "", "t1"),
-        ("state", "working", "t1"),
-        ("state", "working", "t2"),
-        ("result", "completed", "t1"),
-        ("state", "failed", "t1"),
-        ("result", "failed", "t1"),
-    ]
-
-
 def test_dashboard_names_the_file_to_fix_and_answers_inline(ws: Workspace, client) -> None:
     client.force_login(create_owner())
     ws.pending_path.parent.mkdir(parents=True, exist_ok=True)

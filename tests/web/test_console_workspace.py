@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from a2aconsole.web import bootstrap
-from a2aconsole.web.management.commands.a2a import target_setup
+from a2aconsole.web.management.commands.a2a import target_of
 from a2aconsole.web.models import ChatTarget
 
 pytestmark = pytest.mark.django_db
@@ -31,8 +31,8 @@ def first_start(settings, tmp_path: Path) -> Path:
 
 def test_cli_uses_the_setting_not_a_stale_row(first_start: Path) -> None:
     assert ChatTarget.objects.get(id="console").workspace.endswith("first")  # not started again yet
-    workspace, _ = target_setup("console")
-    assert workspace is not None and workspace.root == first_start.resolve()
+    target = target_of("console")
+    assert target is not None and target.workspace.root == first_start.resolve()
 
 
 def test_targets_page_says_the_setting_governs_and_keeps_it(client, django_user_model, first_start: Path) -> None:

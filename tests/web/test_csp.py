@@ -14,10 +14,9 @@ from django.http import HttpRequest, HttpResponse
 from django.test import Client, override_settings
 from django.urls import get_resolver, include, path
 
-from a2aconsole.api.models import ApiToken
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web import owner
-from a2aconsole.web.models import ChatTarget
+from a2aconsole.web.models import ApiToken, ChatTarget
 from tests.support.console import create_owner
 from tests.support.csp import assert_strict_csp, inline_code, template_code
 from tests.web.test_auth import _walk

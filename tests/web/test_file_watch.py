@@ -63,12 +63,17 @@ async def worker(ws: Workspace, clock: SignalClock) -> AsyncIterator[Runtime]:
 
 async def receive_until(comm: WebsocketCommunicator, text: str, absent: str = "") -> str:
     """The first fragment a tab gets that shows `text` (and not `absent`); earlier ones may show older states."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + NOTICED
-    while True:
-        html = await comm.receive_from(timeout=max(0.01, deadline - loop.time()))
-        if text in html and not (absent and absent in html):
-            return html
+    frames: list[str] = []
+
+    async def shown() -> str:
+        while True:  # bounded by the wait below
+            html = await comm.receive_from(timeout=NOTICED)
+            frames.append(html)
+            if text in html and not (absent and absent in html):
+                return html
+
+    what = f"a fragment showing {text!r}" + (f" without {absent!r}" if absent else "")
+    return await eventually(shown, what=what, timeout=NOTICED, seen=lambda: frames[-1:])
 
 
 async def armed(rt: Runtime, watch_id: str) -> None:
@@ -94,7 +99,7 @@ async def test_a_hand_edit_of_pending_json_is_followed_at_once(
     ws.pending_path.write_bytes(dump_pending([]))
     registry = worker.registry
     assert registry is not None
-    await eventually(lambda: "w-hand" not in registry, NOTICED, "the watch to be dropped")
+    await eventually(lambda: "w-hand" not in registry, what="the watch to be dropped", timeout=NOTICED)
 
 
 def run_cli(ws: Workspace, *args: str) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
@@ -23,6 +24,7 @@ from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.live.frames import pack
 from a2aconsole.web.models import ChatTarget, TaskEvent
 from tests.support.console import connect_socket
+from tests.support.watching import describe, eventually
 
 pytestmark = pytest.mark.django_db(transaction=True)
 MIB = 1024 * 1024
@@ -47,11 +49,21 @@ def store(task: str, kind: str, state: str, text: str = "") -> int:
     return ev.id
 
 
-async def frames_until(comm: WebsocketCommunicator, done: object, timeout: float = 5) -> list[str]:
+async def frames_until(comm: WebsocketCommunicator, done: Callable[[str], bool], timeout: float = 15) -> list[str]:
     """Frames received until `done(all_text)` holds."""
     got: list[str] = []
-    while not done("".join(got)):  # type: ignore[operator]
-        got.append(await comm.receive_from(timeout=timeout))
+
+    async def complete() -> bool:
+        while not done("".join(got)):  # bounded by the wait below
+            got.append(await comm.receive_from(timeout=timeout))
+        return True
+
+    await eventually(
+        complete,
+        what=f"frames where {describe(done)}",
+        timeout=timeout,
+        seen=lambda: f"{len(got)} frames, ending {''.join(got)[-300:]!r}",
+    )
     return got
 
 

@@ -17,7 +17,6 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from a2aconsole.asgi import application
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.events import Event
 from a2aconsole.core.metrics import REGISTRY
 from a2aconsole.core.metrics_access import MetricsAccess
 from a2aconsole.core.pending import WatchRecord
@@ -26,7 +25,7 @@ from a2aconsole.web.delivery import TargetDelivery
 from a2aconsole.web.models import ChatTarget
 from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
 from tests.support.console import connect_socket
-from tests.support.watching import LoopbackServer, Signal, SignalClock, add_record, eventually, start_task
+from tests.support.watching import LoopbackServer, SignalClock, WaitableSink, add_record, eventually, start_task
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "metrics-test-token-5f0c2a9d"
@@ -41,19 +40,6 @@ FAMILIES = (
     "a2aconsole_websocket_clients",
     "a2aconsole_worker_lease_held",
 )
-
-
-class SignalledBroadcast(ChannelsBroadcast):
-    """The real sink (history rows, live pages), plus the kinds seen and a signal to wait on."""
-
-    def __init__(self) -> None:
-        self.kinds: list[str] = []
-        self.signal = Signal()
-
-    async def emit(self, event: Event) -> None:
-        await super().emit(event)
-        self.kinds.append(event.kind)
-        self.signal.poke()
 
 
 def value(text: str, sample: str, **labels: str) -> float:
@@ -145,7 +131,7 @@ async def test_families_follow_a_push_watch_and_never_show_a_key(
     workspace.save_agents([{"name": "bot", "url": agent.url, "key": AGENT_KEY}], None)
     await ChatTarget.objects.acreate(id="chat1", name="Chat", workspace=str(workspace.root), backend="web")
     clock = SignalClock()
-    sink = SignalledBroadcast()
+    sink = WaitableSink(ChannelsBroadcast())
     rt = install_runtime(
         build_runtime(client_settings=ClientSettings(push_base_url=server.url), clock=clock, events=sink)
     )
@@ -186,7 +172,7 @@ async def test_families_follow_a_push_watch_and_never_show_a_key(
             )
 
             agent.release("m")  # the agent pushes the completion to /a2a/push/<watchId>
-            await sink.signal.until(lambda: "delivered" in sink.kinds, what="the result to be delivered")
+            await sink.until(lambda: "delivered" in sink.kinds(), what="the result to be delivered")
             after = await scrape()
     finally:
         await close_runtime()

@@ -11,14 +11,13 @@ import pytest
 
 from a2aconsole.asgi import application
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.events import Event
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.body_limit import body_cap
 from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
 from a2aconsole.web.runtime import Runtime, build_runtime, close_runtime, install_runtime
 from a2aconsole.web.views.push import refused_before_body
-from tests.support.watching import LoopbackServer, Signal, SignalClock, add_record, eventually, start_task
+from tests.support.watching import LoopbackServer, SignalClock, WaitableSink, add_record, eventually, start_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -27,19 +26,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 async def server() -> AsyncIterator[LoopbackServer]:
     async with LoopbackServer(application) as s:
         yield s
-
-
-class SignalledBroadcast(ChannelsBroadcast):
-    """The real sink (TaskEvent rows, live updates), plus a signal a test can wait on."""
-
-    def __init__(self) -> None:
-        self.kinds: list[str] = []
-        self.signal = Signal()
-
-    async def emit(self, event: Event) -> None:
-        await super().emit(event)
-        self.kinds.append(event.kind)
-        self.signal.poke()
 
 
 @pytest.fixture
@@ -51,7 +37,7 @@ def clock() -> SignalClock:
 async def runtime_for(clock: SignalClock) -> AsyncIterator:
     async def make(push_base_url: str | None, workspaces: list[Workspace] | None) -> Runtime:
         cs = ClientSettings(push_base_url=push_base_url)
-        rt = install_runtime(build_runtime(client_settings=cs, clock=clock, events=SignalledBroadcast()))
+        rt = install_runtime(build_runtime(client_settings=cs, clock=clock, events=WaitableSink(ChannelsBroadcast())))
         if workspaces is not None:
             await rt.start_registry(workspaces)
         return rt
@@ -77,8 +63,8 @@ async def test_watch_push_delivers_to_web_inbox(make_sdk_agent, workspace, serve
 
     agent.release("w")
     sink = rt.events
-    assert isinstance(sink, SignalledBroadcast)
-    await sink.signal.until(lambda: "delivered" in sink.kinds, what="the result to be delivered")
+    assert isinstance(sink, WaitableSink)
+    await sink.until(lambda: "delivered" in sink.kinds(), what="the result to be delivered")
     assert workspace.read_pending().records == []
     item = await InboxItem.objects.aget(target_id="chat1", watch_id=rec.watch_id)
     assert "released w" in item.text and item.state == "completed" and item.task_id == task.id

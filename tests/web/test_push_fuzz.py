@@ -14,13 +14,13 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from a2a.types import Task
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from a2aconsole.asgi import application
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import MemorySink
+from a2aconsole.core.snapshots import StatusValue, TaskSnapshot
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.models import ChatTarget
 from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
@@ -175,7 +175,7 @@ async def test_scale_out_web_process_wakes_no_worker_without_the_token(workspace
     await ChatTarget.objects.acreate(id="chat1", name="Chat", workspace=str(workspace.root), backend="web")
     install_runtime(build_runtime(client_settings=ClientSettings(push_base_url=server.url), events=MemorySink()))
     try:
-        task = Task(id="task-1", context_id="ctx-1")
+        task = TaskSnapshot("task-1", "ctx-1", StatusValue("working"))
         rec = await add_record(workspace, task, "bot", SignalClock(), source="push", push_token="s" * 43)
         before = files_of(workspace)
         layer = get_channel_layer()

@@ -27,20 +27,20 @@ from django.core.management import call_command
 from django.db import connection
 from django.test import AsyncClient
 
-from a2aconsole.api.models import ApiToken
 from a2aconsole.asgi import application
 from a2aconsole.core.agents import AgentEntry
 from a2aconsole.core.clock import SystemClock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import Event
+from a2aconsole.core.log_masking import MaskUrls
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.backends.telegram import TelegramBackend
 from a2aconsole.web.backends.webhook import WebhookBackend
 from a2aconsole.web.broadcast import ChannelsBroadcast
-from a2aconsole.web.models import ChatTarget, TaskEvent
+from a2aconsole.web.models import ApiToken, ChatTarget, TaskEvent
 from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
 from tests.support.hosts import BotApi, LoopbackHost
-from tests.support.watching import LoopbackServer, Signal
+from tests.support.watching import LoopbackServer, WaitableSink
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -54,22 +54,6 @@ HOOK_QUERY = "SWEEP-hookquery-o5p6"
 BOT_TOKEN = "987654:SWEEP-bottoken-q7r8"
 WAIT = 0.3  # seconds a send waits for its task (real time: the console runs for real here)
 LOGGERS = ("", "a2aconsole", "httpx", "httpcore", "a2a", "django", "uvicorn", "daphne", "channels")
-
-
-class TeeSink(ChannelsBroadcast):
-    """The real sink (TaskEvent rows, live updates to the tabs), keeping each live-update payload to grep."""
-
-    def __init__(self) -> None:
-        self.frames: list[dict[str, Any]] = []
-        self.signal = Signal()
-
-    async def emit(self, event: Event) -> None:
-        await super().emit(event)
-        self.frames.append(event.to_json())
-        self.signal.poke()
-
-    def count(self, kind: str) -> int:
-        return sum(1 for f in self.frames if f.get("kind") == kind)
 
 
 def closed_port() -> int:
@@ -136,7 +120,7 @@ async def test_no_secret_reaches_any_sink(
     )
     (workspace.root / "note.txt").write_text("a note")
 
-    sink = TeeSink()
+    sink = WaitableSink(ChannelsBroadcast())  # the real sink, each event kept to grep
     rt = install_runtime(
         build_runtime(
             client_settings=ClientSettings(push_base_url=console.url, wait_seconds=WAIT),
@@ -232,10 +216,10 @@ async def test_no_secret_reaches_any_sink(
                 rec.keep("api wrong token", r.status_code, r.headers, r.content)
                 assert r.status_code == 401
             try:
-                await sink.signal.until(lambda: sink.count("delivered") >= 3, what="three deliveries")
+                await sink.until_kind("delivered", 3)
             except TimeoutError:
                 raise AssertionError(
-                    [(f.get("kind"), f.get("target"), f.get("text", "")[:80]) for f in sink.frames]
+                    [(f.get("kind"), f.get("target"), f.get("text", "")[:80]) for f in map(Event.to_json, sink.events)]
                 ) from None
             await api("tg", tg_token, {"action": "status", "agent": "keyed", "taskId": first["taskId"]})
 
@@ -320,18 +304,21 @@ async def test_no_secret_reaches_any_sink(
                 f"{secret!r} leaked into {where}: …{text[max(0, text.find(secret) - 200) :][:400]}"
             )
 
-    # logs, with their tracebacks
+    # logs, with their tracebacks, as the handler that settings.LOGGING configured writes them (its filter masks)
     formatter = logging.Formatter("%(name)s %(message)s")
+    configured = [h for h in logging.getLogger().handlers if any(isinstance(f, MaskUrls) for f in h.filters)]
+    assert configured
     for record in caplog.records:
         if record.name.startswith("a2a.server"):
             continue  # the test agents' own server logs (they run in this process): the far end, not us
+        assert all(h.filter(record) for h in configured)
         scan(f"log {record.name}", formatter.format(record))
     assert any(r.name == "httpx" for r in caplog.records)  # httpx did log its requests: masked
 
     # HTTP answers, events, far ends
     for answer in rec.answers:
         scan("an HTTP answer", answer)
-    scan("live updates", json.dumps(sink.frames))
+    scan("live updates", json.dumps([e.to_json() for e in sink.events]))
     for h in bot.hits:
         scan("a Telegram message", h.body.decode())
     for h in hook.hits:

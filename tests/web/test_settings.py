@@ -161,3 +161,50 @@ def test_good_environment_passes_and_keeps_one_secret_key(tmp_path: Path) -> Non
         text=True,
     )
     assert explicit.stdout.split()[0] == "from-the-environment-" + "k" * 40
+
+
+LOG_SECRETS = ("SWEEP-logpass", "SWEEP-logkey", "SWEEP-logbot")
+LOG_URLS = (
+    f"https://user:{LOG_SECRETS[0]}@agent.example:8443/a2a?key={LOG_SECRETS[1]}",
+    f"https://api.telegram.org/bot123:{LOG_SECRETS[2]}/sendMessage",
+)
+LOGS_A_URL_EVERYWHERE = f"""
+import logging
+import django
+
+django.setup()  # configures logging from settings.LOGGING
+import a2aconsole.core.client  # the modules that talk HTTP: importing them installs nothing
+import a2aconsole.web.backends.telegram
+
+print(sorted(n for n, lg in logging.Logger.manager.loggerDict.items() if getattr(lg, "filters", None)
+             and any(type(f).__name__ == "MaskUrls" for f in lg.filters)))
+for name in ("httpx", "httpcore.http11", "a2a.client.card_resolver", "a2aconsole.core.watches", "django",
+             "django.server", "some.library", ""):
+    for url in {LOG_URLS!r}:
+        logging.getLogger(name).warning("GET %s from %s", url, name or "root")
+"""
+
+
+def test_a_url_logged_by_any_logger_is_masked_by_the_settings_log_filter(tmp_path: Path) -> None:
+    """Before: only eight named loggers (httpx, httpcore, a2a-sdk's) masked, by a filter `core.client` added to
+    them on import; any other logger, Django's own handlers included, wrote the key in a URL as it was."""
+    env = clean_env(tmp_path / "data", tmp_path / "ws", DJANGO_SETTINGS_MODULE="a2aconsole.settings")
+    run = subprocess.run(
+        [sys.executable, "-c", LOGS_A_URL_EVERYWHERE], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"  # no logger got a filter by import: the handlers' filter masks
+    lines = run.stderr.splitlines()
+    assert len(lines) == 16 and not [s for s in LOG_SECRETS if s in run.stderr], run.stderr
+    masked = ("GET https://agent.example:8443/a2a from ", "GET https://api.telegram.org/bot***/sendMessage from ")
+    for line in lines:
+        assert any(m in line for m in masked), line
+
+
+def test_the_log_filter_is_in_the_settings_on_every_handler() -> None:
+    from django.conf import settings
+
+    logging_config = settings.LOGGING
+    assert logging_config["filters"]["mask_urls"]["()"] == "a2aconsole.core.log_masking.MaskUrls"
+    for name, handler in logging_config["handlers"].items():
+        assert "mask_urls" in handler.get("filters", []), name

@@ -9,8 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from a2aconsole.api.models import ApiToken, hash_token
-from a2aconsole.web.models import ChatTarget
+from a2aconsole.web.models import ApiToken, ChatTarget, hash_token
 
 pytestmark = pytest.mark.django_db
 

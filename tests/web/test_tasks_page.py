@@ -21,12 +21,13 @@ from django.test import Client, override_settings
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import ALL_GROUP, Event
 from a2aconsole.core.workspace import Workspace
-from a2aconsole.web.broadcast import _store
+from a2aconsole.web.broadcast import ChannelsBroadcast, _store
+from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import ChatTarget, TaskEvent, TaskRecord
 from a2aconsole.web.views.tasklist import PAGE_SIZE
 from tests.support.console import connect_socket, create_owner
 from tests.support.runtime import fresh_runtime
-from tests.web.test_watch_results_console import StoredEvents
+from tests.support.watching import WaitableSink
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
@@ -202,13 +203,13 @@ async def console(space: Workspace, make_agent) -> AsyncIterator[Any]:
 @pytest.mark.django_db(transaction=True)
 async def test_finished_watch_stays_findable_after_restart(console: Any, space: Workspace) -> None:
     agent = console
-    events = StoredEvents()
+    events = WaitableSink(ChannelsBroadcast())
     async with fresh_runtime(client_settings=SETTINGS, events=events) as rt:
         await rt.start_registry([space])
-        out = await rt.tool.run("send", {"agent": "bot", "message": "hold late"}, "console")
+        out = await rt.tool.run("send", {"agent": "bot", "message": "hold late"}, await aresolve("console"))
         assert out.get("state") == "working", out
         agent.release("late")
-        await events.until("delivered")
+        await events.until_kind("delivered")
     assert space.read_pending().records == []  # the watch is gone from pending.json
     async with fresh_runtime(client_settings=SETTINGS):  # the console started again
         owner = Client()

@@ -6,25 +6,16 @@ from __future__ import annotations
 
 import signal
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.clock import SystemClock
 from tests.support.console_server import ConsoleServer
 from tests.support.crashing_console import CRASH_ENV, PHASES
 from tests.support.watching import add_record, eventually, start_task
 
 RESTART_SECONDS = 60
-
-
-@pytest.fixture
-async def remote() -> AsyncIterator[Remote]:
-    http = new_http_client()
-    yield Remote(http, call_timeout=10.0, card_timeout=5.0)
-    await http.aclose()
 
 
 class History:

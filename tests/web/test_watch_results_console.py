@@ -8,43 +8,26 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from a2a.types import TaskState
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.template.loader import render_to_string
 from django.test import AsyncClient, override_settings
 
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.events import Event
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.broadcast import ChannelsBroadcast
+from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
 from a2aconsole.web.runtime import Runtime
 from tests.support.agents import TestAgent
 from tests.support.runtime import fresh_runtime
-from tests.support.watching import Signal, add_record, start_task
+from tests.support.watching import WaitableSink, add_record, settled_at_agent, start_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 # a hold task outlives this, so a watch takes over; real time, as the console runs
 SETTINGS = ClientSettings(wait_seconds=0.2, card_timeout_seconds=3, call_timeout=10)
 REPORT = "inbox/a2a/bot/report.pdf"
-
-
-class StoredEvents(ChannelsBroadcast):
-    """The console's event sink (TaskEvent rows, live updates) whose stored kinds a test can await."""
-
-    def __init__(self) -> None:
-        self.kinds: list[str] = []
-        self.signal = Signal()
-
-    async def emit(self, event: Event) -> None:
-        await super().emit(event)
-        self.kinds.append(event.kind)
-        self.signal.poke()
-
-    async def until(self, kind: str, count: int = 1) -> None:
-        await self.signal.until(lambda: self.kinds.count(kind) >= count, what=f"{count} {kind} event(s)")
 
 
 @pytest.fixture
@@ -56,12 +39,12 @@ def space(tmp_path: Path) -> Iterator[Workspace]:
 
 
 @pytest.fixture
-async def console(space: Workspace, make_agent) -> AsyncIterator[tuple[Runtime, StoredEvents, TestAgent]]:
+async def console(space: Workspace, make_agent) -> AsyncIterator[tuple[Runtime, WaitableSink, TestAgent]]:
     """The `console` chat (web inbox) over `space`, its agent `bot`, and a worker runtime following watches."""
     await ChatTarget.objects.acreate(id="console", name="Console", workspace=str(space.root))
     agent = make_agent(push=False)
     space.save_agents([{"name": "bot", "url": agent.url}], None)
-    events = StoredEvents()
+    events = WaitableSink(ChannelsBroadcast())
     async with fresh_runtime(client_settings=SETTINGS, events=events) as rt:
         await rt.start_registry([space])
         yield rt, events, agent
@@ -87,10 +70,10 @@ async def _pages(owner: AsyncClient, task_id: str) -> dict[str, str]:
 
 async def test_watch_delivered_result_shows_its_final_text(console, owner: AsyncClient) -> None:
     rt, events, agent = console
-    out = await rt.tool.run("send", {"agent": "bot", "message": "hold late"}, "console")
+    out = await rt.tool.run("send", {"agent": "bot", "message": "hold late"}, await aresolve("console"))
     assert out.get("state") == "working" and out.get("taskId"), out
     agent.release("late")
-    await events.until("delivered")
+    await events.until_kind("delivered")
 
     [item] = await sync_to_async(list)(InboxItem.objects.all())
     assert item.text.startswith('[A2A result from "bot"') and "released late" in item.text  # the spec's text
@@ -105,14 +88,12 @@ async def test_watch_delivered_files_get_download_links(console, owner: AsyncCli
     rt, events, _ = console
     task = await start_task(rt.remote, space, "bot", "file")
     conn = await rt.remote.connect(space.read_agents().get("bot"))
-    for _ in range(200):  # the agent finishes in its own thread: bounded, each check is a real round trip
-        if (await conn.get_task(task.id)).status.state == TaskState.TASK_STATE_COMPLETED:
-            break
+    await settled_at_agent(conn, task.id, "completed")
     record = await add_record(space, task, "bot", rt.clock, target="console", source="poll")
     assert rt.registry is not None
     await rt.registry.arm(space, record)
     rt.registry.wake(record.watch_id)  # check now, not after the first poll nap
-    await events.until("delivered")
+    await events.until_kind("delivered")
 
     for name, html in (await _pages(owner, task.id)).items():
         assert '<p class="msg">here is the report</p>' in html, name
@@ -126,14 +107,12 @@ async def test_watch_delivered_question_is_answerable(console, owner: AsyncClien
     rt, events, _ = console
     task = await start_task(rt.remote, space, "bot", "ask")
     conn = await rt.remote.connect(space.read_agents().get("bot"))
-    for _ in range(200):  # the agent asks in its own thread: bounded, each check is a real round trip
-        if (await conn.get_task(task.id)).status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
-            break
+    await settled_at_agent(conn, task.id, "input-required")
     record = await add_record(space, task, "bot", rt.clock, target="console", source="poll")
     assert rt.registry is not None
     await rt.registry.arm(space, record)
     rt.registry.wake(record.watch_id)
-    await events.until("delivered")
+    await events.until_kind("delivered")
 
     for name, html in (await _pages(owner, task.id)).items():
         assert "Which colour?</" in html and 'class="msg">[A2A' not in html, name

@@ -9,6 +9,7 @@ import pytest
 from channels.testing import ApplicationCommunicator
 from django.test import override_settings
 
+from a2aconsole.core.chat import ChatTarget as Chat
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.watch_control import PendingFileWatches
 from a2aconsole.core.workspace import Workspace
@@ -63,7 +64,7 @@ async def test_worker_arms_and_drops_watches_from_the_files(
     await channel.send_input({"type": "watch.arm", "workspace": "/etc"})
     await channel.send_input({"type": "watch.push", "workspace": str(workspace.root), "watch_id": 5})
     await channel.send_input({"type": "watch.rescan"})
-    await channel.send_input({"type": "target.flush", "target": "chat1"})
+    await channel.send_input({"type": "target.flush", "target": "chat1", "workspace": str(workspace.root)})
     await clock.until(lambda s: 1.0 in s)  # the flush (handled after every message before it) waits a second
     assert rec.watch_id not in runtime.registry and len(runtime.registry) == 0
     channel.stop()
@@ -84,7 +85,7 @@ async def test_worker_flush_delivers_kept_results_to_web_inbox(
     assert [r.undelivered for r in workspace.read_pending().records] == ["[A2A result] kept for later"]
     await ChatTarget.objects.filter(id="chat1").aupdate(enabled=True)
 
-    await channel.send_input({"type": "target.flush", "target": "chat1"})
+    await channel.send_input({"type": "target.flush", "target": "chat1", "workspace": str(workspace.root)})
     await clock.until(lambda s: 1.0 in s)
     await clock.advance(1.0)
     sink = runtime.events
@@ -133,6 +134,7 @@ async def test_web_delivery_stores_once_per_watch_and_tells_open_tabs(workspace)
 
     from a2aconsole.core.events import target_group
     from a2aconsole.core.pending import WatchRecord
+    from a2aconsole.web.chats import aresolve
     from a2aconsole.web.delivery import TargetDelivery
 
     await _target(workspace)
@@ -150,7 +152,7 @@ async def test_web_delivery_stores_once_per_watch_and_tells_open_tabs(workspace)
     assert not await delivery.deliver("nobody", "text", rec)  # unknown target: kept for later
     await ChatTarget.objects.filter(id="chat1").aupdate(enabled=False)
     assert not await delivery.deliver("chat1", "text", rec)  # disabled target: kept
-    assert delivery.workspace_for("chat1") is None and delivery.workspace_for("nobody") is None
+    assert await aresolve("chat1") is None and await aresolve("nobody") is None  # the tool gets neither
 
 
 async def test_web_process_without_registry_writes_files_and_wakes_worker(workspace, runtime, clock) -> None:
@@ -176,5 +178,9 @@ async def test_web_process_without_registry_writes_files_and_wakes_worker(worksp
     await watches.rearm(workspace, rec)
     assert [r.watch_id for r in workspace.read_pending().records] == ["w9"]
     assert (await layer.receive("a2a-watches"))["type"] == "watch.arm"
-    runtime.request_flush("chat1")
-    assert await layer.receive("a2a-watches") == {"type": "target.flush", "target": "chat1"}
+    runtime.request_flush(Chat("chat1", workspace))  # the flush names the target's workspace: no lookup
+    assert await layer.receive("a2a-watches") == {
+        "type": "target.flush",
+        "target": "chat1",
+        "workspace": str(workspace.root),
+    }

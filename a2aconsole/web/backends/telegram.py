@@ -2,7 +2,7 @@
 
 The bot token comes from the environment only (`TELEGRAM_BOT_TOKEN`, or the variable named by the
 target's `token_env` setting). It sits in the Bot API's URL path, so nothing here logs a URL or an
-exception text, and `core.client.MaskUrls` (on httpx's and httpcore's loggers) masks `/bot<token>/` in theirs.
+exception text, and the log handlers' `MaskUrls` filter (settings.LOGGING) masks `/bot<token>/` in theirs.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 import httpx
 
-from a2aconsole.core import client as _client  # noqa: F401  (installs the URL / bot-token log masking)
 from a2aconsole.core.clock import Clock, SystemClock
 from a2aconsole.core.pending import WatchRecord
 

@@ -73,6 +73,11 @@ class LivePage:
 
         return TaskEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
 
+    def progress_mark(self, params: dict[str, str]) -> Any:
+        """When the task rows this page shows last changed (None: it shows none). A status message is no event
+        (`version` does not move): a tab that heard no message while this moved missed one."""
+        return None
+
 
 PAGES: dict[str, LivePage] = {}
 P = TypeVar("P", bound=type[LivePage])
@@ -95,9 +100,14 @@ def page(name: str) -> LivePage | None:
 
 
 def ws_url(name: str, **params: str) -> str:
-    """The socket URL of a page kind, with the version the page is rendered at (`v`): a tab whose page is current
-    at connect gets no resend of what it already shows."""
+    """The socket URL of a page kind, with the version the page is rendered at (`v`, and `p` its progress mark): a
+    tab whose page is current at connect gets no resend of what it already shows."""
     live = page(name)
     assert live is not None, name
-    v = live.version(params)
-    return f"/ws/console/{name}/?" + urlencode({**params, "v": str(v)})
+    v, p = live.version(params), mark_text(live.progress_mark(params))
+    return f"/ws/console/{name}/?" + urlencode({**params, "v": str(v), **({"p": p} if p else {})})
+
+
+def mark_text(mark: Any) -> str:
+    """A page's progress mark as its socket URL carries it (`p`)."""
+    return "" if mark is None else str(mark)

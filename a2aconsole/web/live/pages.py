@@ -16,7 +16,7 @@ from django.template.loader import render_to_string
 from django.utils.html import format_html
 
 from a2aconsole.core.events import target_group, task_group
-from a2aconsole.web import history
+from a2aconsole.web import history, task_index
 from a2aconsole.web.live import Changes, LivePage, Tab, register
 from a2aconsole.web.live.frames import batches
 from a2aconsole.web.models import TaskEvent
@@ -71,14 +71,50 @@ RENDERED = Rendered()
 
 
 def outcomes(tasks: set[tuple[str, str]], target: str = "") -> list[str]:
-    """The answer panel of each changed task, badge and text from one render (dropped by tabs not showing it)."""
+    """The answer panel of each changed task, badge and text from one render (dropped by tabs not showing it);
+    a running task's says what the agent said last ("Working on it: working 3/8")."""
     out = []
-    for ev in history.latest_events(tasks, kinds=OUTCOME_KINDS).values():
+    lines = task_index.progress_of(tasks)
+    for key, ev in history.latest_events(tasks, kinds=OUTCOME_KINDS).items():
         if ev.kind == "state" and ev.state in history.TERMINAL:
             continue  # the result with its text follows (a finished panel is never replaced again)
-        ctx = {"r": outcome_of(ev), "target": {"id": ev.target or target}, "answer_target": "this", "outcome_oob": 1}
-        out.append(RENDERED.get(("outcome", ev.id, ctx["target"]["id"]), lambda c=ctx: _render("web/_outcome.html", c)))
+        r = outcome_of(ev)
+        p = task_index.progress_view(lines.get(key), r["state"])
+        if p is not None:
+            r["note"] = p["text"]
+        ctx = {"r": r, "target": {"id": ev.target or target}, "answer_target": "this", "outcome_oob": 1}
+        found = ("outcome", ev.id, ctx["target"]["id"], r.get("note"))
+        out.append(RENDERED.get(found, lambda c=ctx: _render("web/_outcome.html", c)))
     return out
+
+
+def progress_lines(tasks: set[tuple[str, str]]) -> list[str]:
+    """The conversation's progress line of each changed task (dropped by tabs not showing it)."""
+    lines = task_index.progress_of(tasks)
+    return [
+        _render(
+            "web/_progress.html",
+            {
+                "p": task_index.progress_view(lines.get(key)),
+                "progress_id": f"progress-{history.dom_id(*key)}",
+                "oob": 1,
+            },
+        )
+        for key in sorted(tasks)
+    ]
+
+
+def only_progress(changes: Changes) -> bool:
+    """Nothing changed but what agents said while working: pages that do not show it render nothing (an agent
+    may send hundreds of status messages)."""
+    return not changes.full and changes.kinds <= {"progress"}
+
+
+class ProgressBlind(LivePage):
+    """A page that shows nothing of what agents say while working: a batch of progress alone renders nothing."""
+
+    def changed(self, tab: Tab, changes: Changes) -> list[str]:
+        return [] if only_progress(changes) else self.full(tab)
 
 
 def _render(template: str, ctx: dict[str, Any]) -> str:
@@ -90,7 +126,7 @@ def _delete(element_id: str) -> str:
 
 
 @register("dashboard")
-class DashboardLive(LivePage):
+class DashboardLive(ProgressBlind):
     def full(self, tab: Tab) -> list[str]:
         from a2aconsole.web.views import dashboard, scope
 
@@ -122,7 +158,7 @@ class WatchesLive(LivePage):
         q, live = tab.params.get("q", ""), tab.prepared.get("live")
         files = self._files()
         live_key = tuple(sorted((k, tuple(sorted(map(str, v.items())))) for k, v in (live or {}).items()))
-        key = (q, self.version({}), files, hash(live_key))
+        key = (q, self.version({}), task_index.changed_at(), files, hash(live_key))
         with self._lock:
             found = self._tables.get(key)
         if found is None:
@@ -163,6 +199,9 @@ class WatchesLive(LivePage):
 
     def changed(self, tab: Tab, changes: Changes) -> list[str]:
         return outcomes(changes.tasks) + self._rows_changed(tab, changes)
+
+    def progress_mark(self, params: dict[str, str]) -> Any:
+        return task_index.changed_at()
 
     def _rows_changed(self, tab: Tab, changes: Changes) -> list[str]:
         quick = self._only_rows(tab, changes)
@@ -223,12 +262,17 @@ class ChatLive(LivePage):
         rows = TaskEvent.objects.filter(target=params["target"]).order_by("-id").values_list("id", flat=True)
         return rows.first() or 0
 
+    def progress_mark(self, params: dict[str, str]) -> Any:
+        return task_index.changed_at(target=params["target"])
+
     def full(self, tab: Tab) -> list[str]:
         from a2aconsole.web.views import conversation
 
         return [conversation.live_fragment(tab.params)]  # the thread (or all) as the tab shows it, and the threads
 
     def changed(self, tab: Tab, changes: Changes) -> list[str]:
+        if only_progress(changes):  # the running tasks' lines, updated in place
+            return progress_lines(changes.tasks) + outcomes(changes.tasks, tab.params["target"])
         return self.full(tab) + outcomes(changes.tasks, tab.params["target"])
 
 
@@ -244,7 +288,10 @@ class InboxLive(ChatLive):
         return [render_to_string("web/inbox.html#inbox-list", {**inbox.items(t), "target": t, "oob": True})]
 
     def changed(self, tab: Tab, changes: Changes) -> list[str]:
-        return self.full(tab)
+        return [] if only_progress(changes) else self.full(tab)
+
+    def progress_mark(self, params: dict[str, str]) -> Any:
+        return None  # the inbox shows results only
 
 
 @register("task")
@@ -263,6 +310,9 @@ class TaskLive(LivePage):
     def version(self, params: dict[str, str]) -> int:
         return self._events(params).order_by("-id").values_list("id", flat=True).first() or 0
 
+    def progress_mark(self, params: dict[str, str]) -> Any:
+        return task_index.changed_at(agent=params["agent"], task_id=params["task"])
+
     def _ctx(self, tab: Tab, events: list[TaskEvent], states: list[str], context_id: str) -> dict[str, Any]:
         p = tab.params
         return {
@@ -274,6 +324,7 @@ class TaskLive(LivePage):
             "context_id": context_id,
             "state": states[-1] if states else "unknown",
             "finished": bool(states) and states[-1] in history.TERMINAL,
+            "progress": task_index.task_progress(p["agent"], p["task"], states[-1] if states else "unknown"),
             "full_dates": True,
             "answer_target": "this",
             "oob": True,
@@ -292,16 +343,21 @@ class TaskLive(LivePage):
         ctx = self._ctx(tab, events, states, context_id)
         return [render_to_string(f"web/task.html#{n}", ctx) for n in ("timeline", "task-state", "task-controls")]
 
+    def _progress(self, tab: Tab) -> str:
+        """The timeline's progress line, updated in place (a status message is no event to append)."""
+        p = task_index.task_progress(tab.params["agent"], tab.params["task"])
+        return render_to_string("web/task.html#task-progress", {"progress": p})
+
     def changed(self, tab: Tab, changes: Changes) -> list[str]:
         new = list(self._events(tab.params).filter(id__gt=tab.memo.get("last", 0)).order_by("created_at", "id"))
         if not new:
-            return []
+            return [self._progress(tab)] if "progress" in changes.kinds else []
         tab.memo["last"] = max(ev.id for ev in new)
         latest = self._events(tab.params).exclude(state="").order_by("-created_at", "-id").first()
         states = [latest.state] if latest else []
         ctx_row = self._events(tab.params).exclude(context_id="").order_by("-id").values_list("context_id", flat=True)
         ctx = self._ctx(tab, new, states, ctx_row.first() or "")
-        out = []
+        out = [render_to_string("web/task.html#task-progress", {"progress": ctx["progress"]})]
         opened = history.open_question_ids(new)
         if any(ev.kind in history.SETTLING for ev in new):  # an earlier question is answered or moot now
             out += [_delete(f"answer-form-{i}") for i in sorted(tab.memo.get("open", set()) - opened)]
@@ -313,7 +369,7 @@ class TaskLive(LivePage):
 
 
 @register("status")
-class StatusLive(LivePage):
+class StatusLive(ProgressBlind):
     """`/a2a`: the workspaces' agents and watches, the watch rows appended in batches."""
 
     def full(self, tab: Tab) -> list[str]:
@@ -337,9 +393,12 @@ class TasksLive(LivePage):
 
         return [tasklist.live_fragment(tab.params)]
 
+    def progress_mark(self, params: dict[str, str]) -> Any:
+        return task_index.changed_at()
+
 
 @register("agents")
-class AgentsLive(LivePage):
+class AgentsLive(ProgressBlind):
     """The agents list, when agents.json changed (by hand, another tab, the CLI): the list as the file is now."""
 
     def full(self, tab: Tab) -> list[str]:

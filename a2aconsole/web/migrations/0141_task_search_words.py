@@ -45,7 +45,7 @@ def drop_search_index(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("web", "0005_task_record"),
+        ("web", "0008_task_record_progress"),
     ]
 
     operations = [

@@ -27,6 +27,7 @@ from django.utils.timesince import timesince
 from django.views.decorators.http import require_POST
 
 from a2aconsole.core.agents import AgentEntry, is_http_url
+from a2aconsole.core.client import card_json
 from a2aconsole.core.errors import A2AConsoleError
 from a2aconsole.core.workspace import AgentsFile
 from a2aconsole.web import card_history
@@ -53,8 +54,6 @@ class Fetched:
 
 async def fetch(entry: AgentEntry) -> Fetched:
     """The agent's card through the core's remote (the extended card when the key opens it)."""
-    from google.protobuf.json_format import MessageToDict
-
     try:
         tool = scope.tool()
     except Exception as e:  # no runtime: say why, record nothing against the agent
@@ -68,7 +67,7 @@ async def fetch(entry: AgentEntry) -> Fetched:
         log.info("card of %s not read: %s", entry.name, type(e).__name__)
         return Fetched(None, f'agent "{entry.name}": its card could not be read ({type(e).__name__})')
     extended, note = False, ""
-    if entry.key and card.capabilities.extended_agent_card:
+    if entry.key and card.extended_card:
         try:
             conn = await remote.connect(entry, card)
             async with asyncio.timeout(remote.card_timeout):  # not wait_for: see core.client.Connection._bounded
@@ -76,7 +75,7 @@ async def fetch(entry: AgentEntry) -> Fetched:
             extended = True
         except Exception as e:  # the public card is still worth showing
             note = f"extended card not available: {e if isinstance(e, A2AConsoleError) else 'no answer in time'}"
-    return Fetched(MessageToDict(card), extended=extended, note=note)
+    return Fetched(card_json(card), extended=extended, note=note)
 
 
 async def fetch_and_record(

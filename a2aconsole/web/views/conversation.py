@@ -16,7 +16,6 @@ from django.core.files.uploadedfile import UploadedFile
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
-from django.urls import reverse
 
 from a2aconsole.core.files import atomic_write
 from a2aconsole.core.results import safe_file_name
@@ -139,18 +138,8 @@ async def send(request: HttpRequest, target: str) -> HttpResponse:
     if valid and not scope.tool().settings.enabled:
         reply, status = {"error": CLIENT_OFF}, 422  # off: the uploads are not even saved
     elif valid:
-        d = form.cleaned_data
-        files = [await sync_to_async(save_upload)(ws, f) for f in d.get("files") or []]
-        args: dict[str, Any] = {"agent": d["agent"]}
-        if d.get("message"):
-            args["message"] = d["message"]
-        if files:
-            args["files"] = files
-        if d.get("context_id"):
-            args["contextId"] = d["context_id"].strip()
-        if d.get("task_id"):
-            args["taskId"] = d["task_id"].strip()
-        reply = await scope.run_tool("send", args, t.id)
+        files = [await sync_to_async(save_upload)(ws, f) for f in form.cleaned_data.get("files") or []]
+        reply = await scope.run_tool("send", form.tool_args(files), t.id)
         reply = {**reply, "sentFiles": files}
         status = 200 if "error" not in reply else 422
     else:
@@ -186,7 +175,3 @@ def download(request: HttpRequest, target: str, path: str) -> HttpResponse:
     except OSError:
         raise Http404("no such file") from None
     return FileResponse(handle, as_attachment=True, filename=full.name)
-
-
-def download_url(target: str, path: str) -> str:
-    return reverse("download", args=[target, path])

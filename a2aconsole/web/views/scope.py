@@ -12,10 +12,9 @@ from django.conf import settings
 from django.http import Http404
 
 from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.chats import aresolve, unknown
 from a2aconsole.web.history import dom_id
 from a2aconsole.web.models import ChatTarget
-
-CONSOLE_TARGET_ID = "console"
 
 
 def console_workspace() -> Workspace:
@@ -52,9 +51,13 @@ def tool() -> Any:
     return get_runtime().tool
 
 
-async def run_tool(action: str, args: dict[str, Any], target: str) -> dict[str, Any]:
-    """One tool action; the tool never raises, but a missing runtime is reported the same way."""
+async def run_tool(action: str, args: dict[str, Any], target_id: str) -> dict[str, Any]:
+    """One tool action for a chat target, resolved here once; the tool never raises, but an unknown target or a
+    missing runtime is reported the same way."""
     try:
+        target = await aresolve(target_id)
+        if target is None:
+            return {"error": unknown(target_id)}
         result = await tool().run(action, args, target)
     except Exception as e:  # the runtime could not be built: say so in the result, like the tool does
         return {"error": f"the console could not run {action}: {e}"}

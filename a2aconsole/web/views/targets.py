@@ -11,10 +11,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from a2aconsole.api.models import ApiToken
+from a2aconsole.core.chat import CONSOLE_TARGET
 from a2aconsole.web import audit
 from a2aconsole.web.chat_targets import TargetForm, describe
-from a2aconsole.web.models import ChatTarget
+from a2aconsole.web.models import ApiToken, ChatTarget
 
 NAV = "targets"
 
@@ -42,7 +42,13 @@ class ShownOnce:
 def target_list(request: HttpRequest) -> HttpResponse:
     targets = list(ChatTarget.objects.prefetch_related("api_tokens"))
     rows = [
-        {"t": t, "delivery": describe(t), "tokens": sum(1 for k in t.api_tokens.all() if k.active)} for t in targets
+        {
+            "t": t,
+            "delivery": describe(t),
+            "tokens": sum(1 for k in t.api_tokens.all() if k.active),
+            "from_setting": t.id == CONSOLE_TARGET,  # its workspace is A2ACONSOLE_WORKSPACE
+        }
+        for t in targets
     ]
     return render(request, "web/targets/list.html", {"nav": NAV, "title": "Chat targets", "rows": rows})
 

@@ -9,10 +9,10 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from google.protobuf.json_format import MessageToDict
 
 from a2aconsole.core.results import json_preview
-from a2aconsole.web import history, live
+from a2aconsole.web import history, live, task_index
+from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import TaskEvent
 from a2aconsole.web.views import scope
 
@@ -39,6 +39,7 @@ def context(
     events = history.timeline(agent, task_id)
     target = _target_of(request, events)
     states = [ev.state for ev in events if ev.state]
+    state = states[-1] if states else "unknown"
     last = events[-1] if events else None
     raw = raw_task or (outcome if outcome is not None else (_event_json(last) if last else None))
     raw = json_preview(raw) if raw else raw  # an agent's task may be megabytes: the page shows a preview
@@ -50,8 +51,9 @@ def context(
         "target": {"id": target},
         "events": events,
         "open_ids": history.open_question_ids(events),
-        "state": states[-1] if states else "unknown",
+        "state": state,
         "finished": bool(states) and states[-1] in history.TERMINAL,
+        "progress": task_index.task_progress(agent, task_id, state),
         "full_dates": True,
         "answer_target": "this",  # no #reply panel here: an answer's reply replaces its form
         "context_id": next((ev.context_id for ev in reversed(events) if ev.context_id), ""),
@@ -80,16 +82,17 @@ async def fetch_raw_task(agent: str, task_id: str, target: str) -> dict[str, Any
     tool's answer says why)."""
     try:
         tool = scope.tool()
-        ws = tool.workspace_for(target)
+        chat = await aresolve(target)
+        ws = chat.workspace if chat is not None else None
         entry = (await sync_to_async(ws.read_agents)()).get(agent) if ws is not None else None
         if entry is None:
             return None
         conn = await tool.remote.connect(entry)
-        task = await conn.get_task(task_id)
+        task = await conn.get_task_json(task_id)
     except Exception as e:  # the re-check above reported the problem in the owner's words
         log.info("raw task of %s could not be read: %s", agent, type(e).__name__)
         return None
-    text = json.dumps(MessageToDict(task), ensure_ascii=False)
+    text = json.dumps(task, ensure_ascii=False)
     if entry.key:
         text = text.replace(entry.key, "(key hidden)")
     # and every other secret of the workspace the agent may know (its push token) or echo, as the tool's answers

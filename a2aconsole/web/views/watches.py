@@ -18,7 +18,7 @@ from django.shortcuts import render
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.status import age
 from a2aconsole.core.workspace import Workspace
-from a2aconsole.web import history, live, pending_cache
+from a2aconsole.web import history, live, pending_cache, task_index
 from a2aconsole.web.views import scope
 
 log = logging.getLogger(__name__)
@@ -64,7 +64,12 @@ async def live_watches() -> dict[str, dict[str, Any]]:
 
 
 def _row(
-    ws: Workspace, r: WatchRecord, now: datetime, states: dict[tuple[str, str], str], live: dict[str, Any]
+    ws: Workspace,
+    r: WatchRecord,
+    now: datetime,
+    states: dict[tuple[str, str], str],
+    live: dict[str, Any],
+    lines: dict[tuple[str, str], Any],
 ) -> dict[str, Any]:
     state = live.get("state") or states.get((r.agent, r.task_id)) or (r.state or "working")
     return {
@@ -82,6 +87,7 @@ def _row(
         "undelivered": r.undelivered is not None,
         "message": r.message,
         "dom_id": history.dom_id(r.agent, r.task_id),
+        "progress": task_index.progress_view(lines.get((r.agent, r.task_id)), state),
     }
 
 
@@ -98,8 +104,9 @@ def table(
         if pf.parse_error:
             broken.append(pf.parse_error)
         records.extend((ws, r) for r in pf.records if only is None or (r.agent, r.task_id) in only)
-    states = history.last_states([(r.agent, r.task_id) for _, r in records])
-    rows = [_row(ws, r, now, states, (live or {}).get(r.watch_id) or {}) for ws, r in records]
+    pairs = [(r.agent, r.task_id) for _, r in records]
+    states, lines = history.last_states(pairs), task_index.progress_of(pairs)
+    rows = [_row(ws, r, now, states, (live or {}).get(r.watch_id) or {}, lines) for ws, r in records]
     query = Query.parse(q)
     shown = [r for r in rows if query.matches(r)]
     shown.sort(key=lambda r: r["started_at"], reverse=True)

@@ -7,83 +7,88 @@ for the watch worker of a serving process to pick up; this command arms nothing 
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
+from a2aconsole.core.chat import CONSOLE_TARGET, ChatTarget
 from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.tool import A2ATool
-from a2aconsole.core.tool_schema import ACTIONS
+from a2aconsole.core.tool_schema import ACTIONS, ARGUMENTS, TARGET_HELP, TOOL_SCHEMA, Argument
 from a2aconsole.core.watch_control import PendingFileWatches
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.chats import resolve, unknown, value_of
 from a2aconsole.web.runtime import console_state_paths
 
-CONSOLE_TARGET = "console"
 
-
-def target_setup(target: str) -> tuple[Workspace | None, int]:
-    """The target's workspace and inbound hops: its ChatTarget row; the `console` target's workspace is always
-    settings.WORKSPACE_DIR (`A2ACONSOLE_WORKSPACE`), whatever its row says."""
+def target_of(target_id: str) -> ChatTarget | None:
+    """The chat target, resolved once before the loop starts (workspace, inbound hops); None when unknown."""
     try:
-        from a2aconsole.web.models import ChatTarget
-
-        row = ChatTarget.objects.filter(id=target).first()
+        return resolve(target_id)
     except DatabaseError:  # no database yet (not migrated): only the console target is known
-        row = None
-    hops = int(row.inbound_hops) if row is not None else 0
-    if target == CONSOLE_TARGET:
-        return Workspace(settings.WORKSPACE_DIR), hops
-    if row is not None:
-        return Workspace(row.workspace), hops
-    return None, 0
+        return value_of(None, target_id)
 
 
-async def run_tool(action: str, args: dict[str, Any], target: str, workspace: Workspace | None, hops: int) -> dict:
+async def run_tool(action: str, args: dict[str, Any], target: ChatTarget) -> dict:
     client = settings.A2A_CLIENT
     http = new_http_client(client.response_limit)
     try:
         remote = Remote(http, call_timeout=client.call_timeout, card_timeout=client.card_timeout_seconds)
-        tool = A2ATool(
-            remote,
-            client,
-            lambda t: workspace if t == target else None,
-            hops_for=lambda t: hops,
-            watches=PendingFileWatches(),
-            private_paths=console_state_paths(),
-        )
+        tool = A2ATool(remote, client, PendingFileWatches(), private_paths=console_state_paths())
         return await tool.run(action, args, target)
     finally:
         await http.aclose()
+
+
+def capped(arg: Argument) -> Callable[[str], str]:
+    """An option's parser: the value as given, refused (a usage error) when over the argument's limit."""
+
+    def parse(value: str) -> str:
+        if len(value) > arg.max_length:
+            raise argparse.ArgumentTypeError(f"at most {arg.max_length} characters (this has {len(value)})")
+        return value
+
+    return parse
 
 
 class Command(BaseCommand):
     help = "Run one a2a tool action (agents, send, status, cancel) and print its result as JSON."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("action", choices=ACTIONS, help="what to do")
-        parser.add_argument("--agent", help="the agent's name in agents.json (send, status, cancel)")
-        parser.add_argument("--message", "-m", help="the text to send (send)")
-        parser.add_argument("--context-id", help="continue this conversation (send)")
-        parser.add_argument("--task-id", help="the task to answer (send), check (status) or cancel (cancel)")
         parser.add_argument(
-            "--file", action="append", default=[], dest="files", help="a workspace path to attach (repeatable)"
+            "action", choices=ACTIONS, help=TOOL_SCHEMA["parameters"]["properties"]["action"]["description"]
         )
-        parser.add_argument("--target", default=CONSOLE_TARGET, help="the chat target (default: console)")
+        for arg in ARGUMENTS:  # one option per argument of the tool, its limit checked as it is parsed
+            if arg.is_list:
+                parser.add_argument(
+                    *arg.flags,
+                    dest=arg.name,
+                    action="append",
+                    default=[],
+                    type=capped(arg),
+                    metavar="PATH",
+                    help=f"{arg.description}; one path each, at most {arg.max_items} (repeatable)",
+                )
+            else:
+                parser.add_argument(
+                    *arg.flags, dest=arg.name, type=capped(arg), metavar=arg.field.upper(), help=arg.description
+                )
+        parser.add_argument("--target", default=CONSOLE_TARGET, help=f"{TARGET_HELP} (default: {CONSOLE_TARGET})")
 
     def handle(self, *args: Any, **options: Any) -> None:
         action: str = options["action"]
-        tool_args: dict[str, Any] = {
-            "agent": options["agent"],
-            "message": options["message"],
-            "contextId": options["context_id"],
-            "taskId": options["task_id"],
-            "files": options["files"],
-        }
-        tool_args = {k: v for k, v in tool_args.items() if v not in (None, [])}
-        workspace, hops = target_setup(options["target"])
-        result = asyncio.run(run_tool(action, tool_args, options["target"], workspace, hops))
+        tool_args = {a.name: options[a.name] for a in ARGUMENTS if options[a.name] not in (None, [])}
+        for arg in ARGUMENTS:
+            if arg.is_list and len(tool_args.get(arg.name, ())) > arg.max_items:
+                raise CommandError(f"{arg.flags[0]} may be given at most {arg.max_items} times")
+        target = target_of(options["target"])
+        if target is None:
+            result: dict[str, Any] = {"error": unknown(options["target"])}
+        else:
+            result = asyncio.run(run_tool(action, tool_args, target))
         self.stdout.write(json.dumps(result, indent=2, ensure_ascii=False))

@@ -7,7 +7,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from a2aconsole.core.chat import CONSOLE_TARGET
 from a2aconsole.core.status import status_report
+from a2aconsole.core.tool_schema import TARGET_HELP
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.models import ChatTarget
 
@@ -16,7 +18,7 @@ class Command(BaseCommand):
     help = "List the remote agents (URLs masked, keys hidden) and the active watches of a chat target's workspace."
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("--target", default="console", help="chat target id (default: console)")
+        parser.add_argument("--target", default=CONSOLE_TARGET, help=f"{TARGET_HELP} (default: {CONSOLE_TARGET})")
 
     def handle(self, *args: Any, **options: Any) -> None:
         target = ChatTarget.objects.filter(pk=options["target"]).first()

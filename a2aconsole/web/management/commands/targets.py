@@ -10,9 +10,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from a2aconsole.api.models import ApiToken
-from a2aconsole.web.chat_targets import CONSOLE_TARGET_ID, CONSOLE_WORKSPACE_HELP, TargetForm, describe
-from a2aconsole.web.models import ChatTarget
+from a2aconsole.core.chat import CONSOLE_TARGET
+from a2aconsole.web.chat_targets import CONSOLE_WORKSPACE_HELP, TargetForm, describe
+from a2aconsole.web.models import ApiToken, ChatTarget
 
 
 def _fields(parser: Any, *, adding: bool) -> None:
@@ -91,7 +91,7 @@ class Command(BaseCommand):
 
     def cmd_edit(self, options: dict[str, Any]) -> None:
         target = self._target(options["id"])
-        if target.id == CONSOLE_TARGET_ID and options.get("workspace") is not None:
+        if target.id == CONSOLE_TARGET and options.get("workspace") is not None:
             raise CommandError(f"--workspace: {CONSOLE_WORKSPACE_HELP}")
         current = TargetForm(instance=target).initial
         data = {k: v for k, v in current.items() if v not in (None, False)}

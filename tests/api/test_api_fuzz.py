@@ -25,8 +25,8 @@ from a2aconsole.api.openapi import TOOL_PATH
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.workspace import Workspace
 from tests.support.api_contract import check_answer, check_error
+from tests.support.api_host import Host, make_host
 from tests.support.runtime import fresh_runtime
-from tests.web.test_api_tool import Host, make_host
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

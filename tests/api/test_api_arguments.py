@@ -5,43 +5,23 @@ from __future__ import annotations
 import io
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.management import call_command
 
-from a2aconsole.api.calls import FIELDS, MAX_AGENT, MAX_PATH, call_schema
-from a2aconsole.core.tool_schema import TOOL_SCHEMA
+from a2aconsole.api.calls import FIELDS, call_schema
+from a2aconsole.core.agents import NAME_MAX_LENGTH
+from a2aconsole.core.tool_schema import MAX_PATH, TOOL_SCHEMA
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.models import TaskEvent
 from tests.support.agents import TestAgent
-from tests.support.runtime import fresh_runtime
-from tests.support.toolkit import entry, write_agents
-from tests.web.test_api_tool import Host, make_host
+from tests.support.api_host import Host
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 LONE = "\ud800"  # a lone surrogate: valid in JSON (`"\ud800"`), not encodable as UTF-8
-
-
-@pytest.fixture
-async def api_runtime() -> AsyncIterator[Any]:
-    async with fresh_runtime() as runtime:
-        yield runtime
-
-
-@pytest.fixture
-def echo(workspace: Workspace, make_agent: Callable[..., TestAgent]) -> TestAgent:
-    agent = make_agent()
-    write_agents(workspace, entry("echo", agent))
-    return agent
-
-
-@pytest.fixture
-async def host(workspace: Workspace, api_runtime: Any) -> Host:
-    return await make_host(workspace)
 
 
 def _snapshot(workspace: Workspace) -> dict[str, bytes]:
@@ -85,7 +65,7 @@ async def test_a_lone_surrogate_in_a_member_name_is_a_400(host: Host) -> None:
 async def test_sizes_and_counts_are_capped_per_member(host: Host, echo: TestAgent) -> None:
     base = {"action": "send", "agent": "echo", "message": "hi"}
     for extra, field in (
-        ({"agent": "e" * (MAX_AGENT + 1)}, "agent"),
+        ({"agent": "e" * (NAME_MAX_LENGTH + 1)}, "agent"),
         ({"taskId": "t" * 201}, "taskId"),
         ({"files": ["f" * (MAX_PATH + 1)]}, "files"),
         ({"files": ["a.txt", "   "]}, "files"),
@@ -102,8 +82,7 @@ def test_the_body_schema_is_derived_from_the_tool_schema() -> None:
     tool_props = TOOL_SCHEMA["parameters"]["properties"]
     assert set(FIELDS) == set(tool_props) | {"hops"}
     for name, spec in tool_props.items():
-        assert schema["properties"][name]["type"] == spec["type"]
-        assert "maxLength" in schema["properties"][name] or "maxItems" in schema["properties"][name], name
+        assert schema["properties"][name] == spec, name  # limits included: they are the tool's own
     assert schema["properties"]["action"]["enum"] == tool_props["action"]["enum"]
     assert schema["additionalProperties"] is False
 

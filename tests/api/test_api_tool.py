@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -12,67 +12,18 @@ from channels.layers import get_channel_layer
 from channels.testing import ApplicationCommunicator
 from django.test import AsyncClient
 
-from a2aconsole.api.consumers import start_listening, stop_listening
-from a2aconsole.api.models import ApiToken
-from a2aconsole.api.openapi import TOOL_PATH
 from a2aconsole.asgi import application
 from a2aconsole.core.workspace import Workspace
-from a2aconsole.web.models import ChatTarget
+from a2aconsole.web.inbound import start_listening, stop_listening
+from a2aconsole.web.models import ApiToken, ChatTarget
 from tests.support.agents import TestAgent
-from tests.support.api_contract import check_answer
+from tests.support.api_host import Host, make_host
 from tests.support.toolkit import entry, write_agents
+from tests.support.watching import eventually
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 KEY = "agent-key-never-shown-123"
-
-
-@pytest.fixture
-async def api_runtime() -> AsyncIterator[Any]:
-    """The process runtime, fresh for this test's event loop."""
-    from tests.support.runtime import fresh_runtime
-
-    async with fresh_runtime() as runtime:
-        yield runtime
-
-
-class Host:
-    """An agent host: one target, its token, and an HTTP client that calls the API."""
-
-    def __init__(self, target: ChatTarget, token: str) -> None:
-        self.target, self.token = target, token
-        self.client = AsyncClient(enforce_csrf_checks=True)  # hosts have no CSRF token
-
-    async def call(
-        self,
-        body: Any,
-        *,
-        token: str | None = None,
-        target: str | None = None,
-        content_type: str = "application/json",
-        headers: dict[str, str] | None = None,
-    ) -> tuple[int, Any]:
-        """POST a call; the answer is checked against openapi.json (its status listed, its body valid)."""
-        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-        auth = {"Authorization": f"Bearer {self.token if token is None else token}"} if token != "" else {}
-        resp = await self.client.post(
-            f"/api/v1/targets/{target or self.target.id}/tool",
-            raw,
-            content_type=content_type,
-            headers={**auth, **(headers or {})},
-        )
-        return resp.status_code, check_answer(TOOL_PATH, "POST", resp.status_code, resp["Content-Type"], resp.content)
-
-
-async def make_host(workspace: Workspace, target_id: str = "bot", **fields: Any) -> Host:
-    target = await ChatTarget.objects.acreate(id=target_id, name=target_id, workspace=str(workspace.root), **fields)
-    _, token = await sync_to_async(ApiToken.issue)(target, "test host")
-    return Host(target, token)
-
-
-@pytest.fixture
-async def host(workspace: Workspace, api_runtime: Any) -> Host:
-    return await make_host(workspace)
 
 
 @pytest.fixture
@@ -244,7 +195,7 @@ async def watch_hops(target: str, hops: int) -> Callable[[], Any]:
 
     async def wait() -> None:
         try:
-            await asyncio.wait_for(done.wait(), 10)
+            await eventually(done.wait, what=f"target {target} saved with {hops} inbound hops", timeout=10)
         finally:
             post_save.disconnect(saved, sender=ChatTarget)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 from typing import Any
 
@@ -14,37 +13,18 @@ from channels.testing import ApplicationCommunicator
 from django.utils import timezone
 
 from a2aconsole.api.idempotency import IN_FLIGHT_LIMIT, KEEP, body_hash
-from a2aconsole.api.models import ApiToken, IdempotentCall
+from a2aconsole.api.models import IdempotentCall
 from a2aconsole.api.openapi import TOOL_PATH
 from a2aconsole.asgi import application
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.models import ApiToken
 from tests.support.agents import TestAgent
 from tests.support.api_contract import check_answer, document
-from tests.support.runtime import fresh_runtime
-from tests.support.toolkit import entry, until, write_agents
-from tests.web.test_api_tool import Host, make_host
+from tests.support.api_host import Host
+from tests.support.watching import eventually
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 SEND = {"action": "send", "agent": "echo", "message": "hello, book the train"}
-
-
-@pytest.fixture
-async def api_runtime() -> AsyncIterator[Any]:
-    async with fresh_runtime() as runtime:
-        yield runtime
-
-
-@pytest.fixture
-async def host(workspace: Workspace, api_runtime: Any) -> Host:
-    return await make_host(workspace)
-
-
-@pytest.fixture
-def echo(workspace: Workspace, make_agent: Callable[..., TestAgent]) -> TestAgent:
-    agent = make_agent()
-    write_agents(workspace, entry("echo", agent))
-    return agent
 
 
 async def post(host: Host, body: bytes | dict[str, Any], key: str | None, token: str | None = None) -> Any:
@@ -154,12 +134,12 @@ async def test_a_retry_after_a_dropped_connection_gets_the_first_calls_answer(ho
     }
     dropped = ApplicationCommunicator(application, scope)
     await dropped.send_input({"type": "http.request", "body": body, "more_body": False})
-    await until(lambda: len(echo.received) == 1)
+    await eventually(lambda: len(echo.received) == 1)
     await dropped.send_input({"type": "http.disconnect"})
     await dropped.wait(timeout=10)  # the view was cancelled and the request is over; the call is not
 
     retry = asyncio.ensure_future(post(host, body, "trip-1"))
-    await until(lambda: echo.methods.count("GetTask") >= 1)  # the first call is still waiting on the task
+    await eventually(lambda: echo.methods.count("GetTask") >= 1)  # the first call is still waiting on the task
     assert not retry.done()
     echo.release("trip")
     resp = await asyncio.wait_for(retry, 20)

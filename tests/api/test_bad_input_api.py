@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -12,9 +11,7 @@ from django.test import AsyncClient
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.models import TaskEvent
 from tests.support.agents import TestAgent
-from tests.support.runtime import fresh_runtime
-from tests.support.toolkit import entry, write_agents
-from tests.web.test_api_tool import make_host
+from tests.support.api_host import make_host
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -46,19 +43,6 @@ BAD_BODIES: list[tuple[Any, int, str | None, str]] = [
     ({"action": "send", "agent": "echo", "message": "x" * 1_000_001}, 400, "message", "at most"),
     ({"action": "send", "agent": "echo", "contextId": "c" * 201, "message": "hi"}, 400, "contextId", "at most"),
 ]
-
-
-@pytest.fixture
-async def api_runtime() -> AsyncIterator[Any]:
-    async with fresh_runtime() as runtime:
-        yield runtime
-
-
-@pytest.fixture
-def echo(workspace: Workspace, make_agent: Callable[..., TestAgent]) -> TestAgent:
-    agent = make_agent()
-    write_agents(workspace, entry("echo", agent))
-    return agent
 
 
 def _snapshot(workspace: Workspace) -> dict[str, bytes]:
@@ -144,7 +128,8 @@ def _refs(node: Any) -> list[str]:
 
 async def test_openapi_document_is_openapi_31_and_matches_the_parser(api_runtime: Any) -> None:
     """The structure OpenAPI 3.1 requires, every $ref resolving, and the body schema the parser enforces."""
-    from a2aconsole.api.calls import ACTIONS, FIELDS, MAX_FILES, MAX_HOPS, MAX_MESSAGE, MAX_REF
+    from a2aconsole.api.calls import ACTIONS, FIELDS, MAX_HOPS
+    from a2aconsole.core.tool_schema import MAX_FILES, MAX_MESSAGE, MAX_REF
 
     client = AsyncClient()
     resp = await client.get("/api/v1/openapi.json")

@@ -9,10 +9,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
-from a2aconsole.api.models import ApiToken
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.backends.webhook import new_secret
-from a2aconsole.web.models import ChatTarget
+from a2aconsole.web.models import ApiToken, ChatTarget
 from tests.support.chats import kept
 from tests.support.hosts import LoopbackHost
 from tests.support.runtime import fresh_runtime

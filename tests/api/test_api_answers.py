@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -13,30 +12,10 @@ from a2aconsole.api.openapi import TOOL_PATH
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import TestAgent
 from tests.support.api_contract import check_answer, check_error, document
+from tests.support.api_host import Host
 from tests.support.console import owner_session
-from tests.support.runtime import fresh_runtime
-from tests.support.toolkit import entry, write_agents
-from tests.web.test_api_tool import Host, make_host
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-async def api_runtime() -> AsyncIterator[Any]:
-    async with fresh_runtime() as runtime:
-        yield runtime
-
-
-@pytest.fixture
-async def host(workspace: Workspace, api_runtime: Any) -> Host:
-    return await make_host(workspace)
-
-
-@pytest.fixture
-def echo(workspace: Workspace, make_agent: Callable[..., TestAgent]) -> TestAgent:
-    agent = make_agent()
-    write_agents(workspace, entry("echo", agent))
-    return agent
 
 
 async def test_a_wrong_method_is_a_json_405_with_allow(host: Host) -> None:

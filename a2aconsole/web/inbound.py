@@ -1,9 +1,11 @@
-"""The `a2a-inbound` channel: hosts inside the process report an inbound message's hops.
+"""Inbound hops: how many agent-to-agent steps led to a chat target's last inbound message.
 
-`{"type": "a2a.inbound", "target": "<id>", "hops": N}` sent to the channel `a2a-inbound` does what
-the API's `hops` does: the target's next outgoing message carries N + 1. Bad messages are logged and dropped.
-The serving process listens on the channel itself (`start_listening`); `manage.py runworker a2a-inbound`
-serves it elsewhere.
+The count is kept on the target (`ChatTarget.inbound_hops`, the one copy) and read with the target each time
+a call resolves it (`web.chats`): there is no cache to go stale. Every outgoing message carries inbound + 1
+(`volcanic.hops`), so a chain of agents calling each other can be stopped by its length. A host sets it with
+its API call's `hops`, or, inside the process, with a message on the `a2a-inbound` channel:
+`{"type": "a2a.inbound", "target": "<id>", "hops": N}`. Bad messages are logged and dropped. The serving
+process listens on the channel itself (`start_listening`); `manage.py runworker a2a-inbound` serves it elsewhere.
 """
 
 from __future__ import annotations
@@ -16,14 +18,21 @@ from typing import Any
 from channels.consumer import AsyncConsumer
 from channels.layers import get_channel_layer
 
+from a2aconsole.core.chat import MAX_HOPS
 from a2aconsole.web.models import ChatTarget
-
-from .calls import MAX_HOPS
-from .hops import set_inbound_hops
 
 log = logging.getLogger(__name__)
 
 CHANNEL = "a2a-inbound"
+
+
+async def set_inbound_hops(target: ChatTarget | str, hops: int) -> None:
+    """Keep the hop count of the target's last inbound message (the API's `hops`, or an `a2a.inbound` message)."""
+    if isinstance(target, str):
+        target = await ChatTarget.objects.aget(pk=target)
+    if target.inbound_hops != hops:
+        target.inbound_hops = hops
+        await target.asave(update_fields=["inbound_hops"])
 
 
 async def handle_inbound(message: dict[str, Any]) -> None:
