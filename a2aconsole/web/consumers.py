@@ -174,9 +174,9 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
             self.flusher = None
 
     async def _check_loop(self) -> None:
-        """Join the groups again; catch up when an event older than the last check never arrived, and render in
-        full when the page's progress moved while the tab heard nothing (a status message is no event)."""
-        seen_before = None
+        """Join the groups again; catch up on events stored that the tab has not heard of (reading them back is
+        cheap: one that is merely on its way is rendered twice), and render in full when the page's progress moved
+        while the tab heard nothing (a status message is no event)."""
         while True:
             await asyncio.sleep(settings.LIVE_CHECK_SECONDS)
             heard = self.heard
@@ -189,16 +189,16 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
                 log.warning("live check of a %s tab failed: %s", self.page_name, type(e).__name__)
                 continue
             moved = self.marked is not None and mark != self.marked[0] and heard == self.marked[1]
-            if seen_before is not None and seen_before > self.newest:
-                log.info("tab of %s never heard of events up to %s: catching up", self.page_name, seen_before)
+            if current > self.newest:  # stored, not heard of (yet, or ever: the last messages of a burst lost)
+                log.info("tab of %s never heard of events up to %s: catching up", self.page_name, current)
                 self._fell_behind()
-                self.newest = seen_before
+                self.newest = current
                 self._schedule()
             if moved:
                 log.info("tab of %s missed progress: full render", self.page_name)
                 self.pending.full = True
                 self._schedule()
-            seen_before, self.marked = current, (mark, heard)
+            self.marked = mark, heard
 
     async def _missed(self, after: int, upto: int) -> list[dict[str, Any]] | None:
         """The events stored after `after` up to `upto` (what this tab may never have heard of), as messages carry
