@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter, deque
-from collections.abc import Coroutine, Iterable
+from collections.abc import Collection, Coroutine, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -300,13 +300,16 @@ class WatchRegistry:
 
     # the console
 
-    def snapshot(self) -> list[dict[str, Any]]:
-        """The watches this process follows now, for the console's watch table. What the agent made (its task
-        and context ids, its error texts) is scrubbed; the rest is the console's own."""
+    def snapshot(self, tasks: Collection[tuple[str, str]] | None = None) -> list[dict[str, Any]]:
+        """The watches this process follows now, for the console's watch table (`tasks`: only those on these
+        (agent, task id)). What the agent made (its task and context ids, its error texts) is scrubbed; the rest
+        is the console's own."""
         now = self.clock.now()
         rows = []
         scrubs: dict[Path, Scrubber] = {}  # one look at a workspace's files per call, not one per watch
         for w in self._watches.values():
+            if tasks is not None and (w.record.agent, w.record.task_id) not in tasks:
+                continue
             scrub = scrubs.get(w.ws.root) or scrubs.setdefault(w.ws.root, self.scrubbers.for_workspace(w.ws))
             r = w.record
             age = None

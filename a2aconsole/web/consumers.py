@@ -225,6 +225,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
         """At connect: nothing when the page is as the tab rendered it (`v`), else everything."""
         heard = self.heard
         try:
+            self.tab.changes = None
             await self.page.prepare(self.tab)
             current, mark, frames = await render(self._connect_frames)()
         except Exception:
@@ -243,6 +244,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
 
     async def send_changes(self, changes: live.Changes) -> None:
         try:
+            self.tab.changes = changes
             await self.page.prepare(self.tab)
             current, frames = await render(self._change_frames)(changes)
         except Exception:

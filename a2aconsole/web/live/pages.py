@@ -142,9 +142,14 @@ class WatchesLive(LivePage):
     """The watch table row by row: a change re-renders the rows of its task; rows come and go one by one."""
 
     async def prepare(self, tab: Tab) -> None:
+        """The registry's view of the watches: of the changed tasks only, when rows are all a render may need
+        (a table of 500 watches, ten tabs, four renders a second each, was mostly copying the registry). A render
+        that needs more does without the rest's last errors (states come from the history too)."""
         from a2aconsole.web.views.watches import live_watches
 
-        tab.prepared["live"] = await live_watches()
+        c = tab.changes
+        few = c is not None and not c.full and bool(c.tasks) and bool(tab.memo.get("shown"))
+        tab.prepared["live"] = await live_watches(set(c.tasks) if few and c is not None else None)
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -51,13 +51,14 @@ class Query:
         return all(w in hay for w in self.words)
 
 
-async def live_watches() -> dict[str, dict[str, Any]]:
-    """What this process's watch registry knows now (source, state, last error), by watch id; {} without one."""
+async def live_watches(tasks: set[tuple[str, str]] | None = None) -> dict[str, dict[str, Any]]:
+    """What this process's watch registry knows now (source, state, last error), by watch id; {} without one.
+    `tasks`: only the watches of these (agent, task id)."""
     try:
         from a2aconsole.web.runtime import get_runtime
 
         registry = get_runtime().registry
-        return {row["watchId"]: row for row in registry.snapshot()} if registry is not None else {}
+        return {row["watchId"]: row for row in registry.snapshot(tasks)} if registry is not None else {}
     except Exception as e:
         log.warning("reading the watch registry failed: %s", type(e).__name__)
         return {}
