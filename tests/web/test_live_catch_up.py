@@ -99,3 +99,19 @@ async def test_lost_messages_are_caught_up_from_the_events_they_announced(ws: Wo
     assert 'data-task-state="input-required"' in got and 'data-task-state="auth-required"' in got
     assert 'id="watch-table"' not in got and got.count("<tr id=") == 2
     await comm.disconnect()
+
+
+async def test_a_burst_of_300_messages_fits_a_tab_s_queue(ws: Workspace, owner_cookie: str, caplog) -> None:
+    """50 pushes a second on a busy loop: 300 messages waiting for a tab lose none (the layer's default queue of
+    100 dropped the rest, and every tab then read the events back)."""
+    await add_watches(ws, 3)
+    comm, ok = await connect_socket("/ws/console/watches/", owner_cookie)
+    assert ok
+    await frames_until(comm, lambda t: t.count("<tr id=") == 3)
+    layer = get_channel_layer()
+    caplog.set_level("INFO", logger="a2aconsole.web.consumers")
+    for seq in range(1, 301):  # sent before the tab's consumer runs once
+        await layer.group_send(ALL_GROUP, event(f"task-{seq % 3:05d}", origin="o2", group=ALL_GROUP, seq=seq))
+    await frames_until(comm, lambda t: '<tr id="watch-w2"' in t)
+    assert not [r.getMessage() for r in caplog.records if "missed" in r.getMessage()]
+    await comm.disconnect()
