@@ -9,7 +9,6 @@ The `web` backend is built in here; other backends add themselves to `BACKENDS` 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
 from typing import Protocol
 
@@ -20,6 +19,7 @@ from a2aconsole.core.events import target_group
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.results import PREVIEW_CHARS, preview
 from a2aconsole.core.workspace import Workspace
+from a2aconsole.web import db_threads
 from a2aconsole.web.broadcast import notify
 from a2aconsole.web.metrics import DeliveryCount
 from a2aconsole.web.models import ChatTarget, InboxItem
@@ -96,27 +96,14 @@ def _workspace_path(target_id: str) -> str | None:
     return ChatTarget.objects.filter(pk=target_id, enabled=True).values_list("workspace", flat=True).first()
 
 
-# The ORM must not run inside the event loop; one thread (with its one DB connection) does these short reads.
-_db_thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="a2a-targets")
-
-
 def _read_now(fn, *args):  # type: ignore[no-untyped-def]
-    """Run a short ORM read synchronously, from inside the loop (in the DB thread) or outside it."""
+    """Run a short ORM read synchronously, from inside the loop (in a database thread, whose connection stays
+    open for the next read) or outside it."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return fn(*args)
-    return _db_thread.submit(_closing, fn, *args).result(timeout=10)
-
-
-def _closing(fn, *args):  # type: ignore[no-untyped-def]
-    """Run `fn`, then close this thread's DB connection (a test database can then be dropped; no idle link)."""
-    from django.db import connections
-
-    try:
-        return fn(*args)
-    finally:
-        connections.close_all()
+    return db_threads.run_now(fn, *args)
 
 
 class TargetDelivery:
@@ -158,6 +145,8 @@ class TargetDelivery:
             log.exception("keeping a copy of a delivered result for %s failed", row.id)
 
     def workspace_for(self, target: str) -> Workspace | None:
+        if target == CONSOLE_TARGET_ID:  # the setting, not a row: no database read
+            return Workspace(_workspace_path(target))
         try:
             path = _read_now(_workspace_path, target)
         except Exception as e:
