@@ -22,6 +22,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
+from a2aconsole.core.watches import FLUSH_DELAY
 from a2aconsole.web import db_threads
 from a2aconsole.web.broadcast import deferred_events
 from a2aconsole.web.models import ChatTarget
@@ -101,7 +102,14 @@ async def _token_row(request: HttpRequest, target_id: str) -> ApiToken | None:
 
 
 def _flush_kept(runtime: Any, target_id: str) -> None:
-    """The host answered, so the target is reachable: its kept results go out (in the background, a second later)."""
+    """The host answered, so the target is reachable: its kept results go out (in the background, a second later).
+    A flush asked for less than FLUSH_DELAY ago has not read the kept results yet, so it covers this call too: a
+    busy host does not make a flush (a read of pending.json) per call."""
+    asked: dict[str, float] = vars(runtime).setdefault("api_flushes", {})  # target -> when, per runtime
+    now = runtime.clock.monotonic()
+    if now - asked.get(target_id, -FLUSH_DELAY) < FLUSH_DELAY:
+        return
+    asked[target_id] = now
     try:
         runtime.request_flush(target_id)
     except Exception as e:  # a flush that cannot start leaves the results kept for the next chance

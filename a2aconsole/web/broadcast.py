@@ -193,6 +193,7 @@ class _Writer:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.queue: list[_Queued] = []
+        self.writing: list[_Queued] = []  # the batch being written
         self.wake = asyncio.Event()
         # a context of its own: not the first emitter's (a request's, whose thread for sync work ends with it)
         self.task = loop.create_task(self._run(), context=contextvars.Context())
@@ -230,6 +231,7 @@ class _Writer:
                     self.wake.clear()
                     continue
                 batch, self.queue = self.queue[:BATCH_MAX], self.queue[BATCH_MAX:]
+                self.writing = batch
                 try:
                     await self._write(batch)
                 except asyncio.CancelledError:
@@ -241,6 +243,7 @@ class _Writer:
                 for q in batch:
                     if not q.done.done():
                         q.done.set_result(None)
+                self.writing = []
 
     async def _write(self, batch: list[_Queued]) -> None:
         events = [q.event for q in batch]
@@ -271,13 +274,16 @@ class _Writer:
             except Exception:
                 log.exception("broadcasting a %s event failed", event.kind)
 
-    async def aclose(self) -> None:
-        """Write what is queued, then stop."""
+    async def drain(self) -> None:
+        """Write what is queued now, without waiting for more; until it is stored and announced."""
         for q in self.queue:
             q.scope = None
         self.kick()
-        if self.queue:
-            await asyncio.gather(*(q.done for q in self.queue), return_exceptions=True)
+        await asyncio.gather(*(q.done for q in [*self.writing, *self.queue]), return_exceptions=True)
+
+    async def aclose(self) -> None:
+        """Write what is queued, then stop."""
+        await self.drain()
         self.task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self.task
@@ -300,10 +306,7 @@ async def flush() -> None:
     """Wait until every event queued in this loop is stored and announced (a test, a bench, a shutdown)."""
     w = _writers.get(asyncio.get_running_loop())
     if w is not None:
-        for q in w.queue:
-            q.scope = None
-        w.kick()
-        await asyncio.gather(*(q.done for q in list(w.queue)), return_exceptions=True)
+        await w.drain()
 
 
 async def close() -> None:

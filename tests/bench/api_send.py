@@ -142,6 +142,8 @@ async def over_the_wire(n: int, server: Any, agent_url: str, token: str, tab: st
             times[name].append(time.perf_counter() - t)
     cpu = cpu_seconds(server.proc.pid) - cpu
     if tab_task is not None:
+        if tab_task.done() and tab_task.exception() is not None:
+            print(f"  the tab failed: {tab_task.exception()!r}")
         tab_task.cancel()
     await api.aclose()
     await bare_http.aclose()
@@ -273,7 +275,7 @@ def main() -> None:
             "DJANGO_SETTINGS_MODULE": "a2aconsole.settings",
             "A2ACONSOLE_DATA": str(base / "data"),
             "A2ACONSOLE_WORKSPACE": str(base / "workspace"),
-            "SECRET_KEY": "bench-only",
+            "SECRET_KEY": "browser-tests-only",  # the one ConsoleServer gives the server: sessions match
         }
     )
     sys.path.insert(0, str(ROOT))

@@ -231,3 +231,29 @@ def test_a_console_killed_right_after_answering_keeps_the_calls_events(
         rows = c.execute("SELECT kind, text FROM web_taskevent WHERE task_id = ?", (r.json()["taskId"],)).fetchall()
     kinds = sorted(k for k, _ in rows)
     assert ("sent", "keep me") in rows and kinds.count("result") == 1 and kinds.count("sent") == 1
+
+
+class _Runtime:
+    """What `_flush_kept` uses of the runtime: its clock and `request_flush`."""
+
+    def __init__(self) -> None:
+        from a2aconsole.core.clock import FakeClock
+
+        self.clock = FakeClock()
+        self.flushed: list[str] = []
+
+    def request_flush(self, target: str) -> None:
+        self.flushed.append(target)
+
+
+async def test_a_busy_host_asks_for_one_flush_a_second_not_one_per_call() -> None:
+    from a2aconsole.core.watches import FLUSH_DELAY
+
+    rt = _Runtime()
+    for _ in range(5):
+        views._flush_kept(rt, "bot")
+    views._flush_kept(rt, "other")
+    assert rt.flushed == ["bot", "other"]  # the first flush reads the kept results after all five calls
+    await rt.clock.advance(FLUSH_DELAY)
+    views._flush_kept(rt, "bot")
+    assert rt.flushed == ["bot", "other", "bot"]
