@@ -81,7 +81,9 @@ def _database(data_dir: Path) -> dict:
             },
         }
     try:
-        return dj_database_url.parse(url, conn_max_age=0)  # async views and workers: no persistent connections
+        # async views and workers: no persistent connections (under ASGI a request's thread ends with it), except
+        # the kept ones of a2aconsole/web/db_threads.py, checked before each use
+        return dj_database_url.parse(url, conn_max_age=0, conn_health_checks=True)
     except Exception:
         raise ConfigError(
             f"DATABASE_URL={url.split('@')[-1]!r}: expected a URL like postgres://user@host:5432/db or sqlite:///path"

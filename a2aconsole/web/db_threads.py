@@ -35,21 +35,27 @@ def _tidy() -> None:
     from django.db import connections
 
     seen: dict[str, tuple[int, float]] = _local.__dict__.setdefault("seen", {})
-    now = time.monotonic()
     for conn in connections.all(initialized_only=True):
-        raw = conn.connection
-        if raw is None:
-            continue
-        first = seen.get(conn.alias)
-        if first is None or first[0] != id(raw):
-            first = seen[conn.alias] = (id(raw), now)
-        stale = now - first[1] >= KEEP_SECONDS or _shared_memory(conn)  # see _pooled
-        changed = conn.in_atomic_block or conn.get_autocommit() != conn.settings_dict["AUTOCOMMIT"]
-        if stale or changed or (conn.errors_occurred and not conn.is_usable()):
-            conn.close()
-            seen.pop(conn.alias, None)
-        else:
-            conn.errors_occurred = False
+        tidy(conn, seen, time.monotonic())
+
+
+def tidy(conn: Any, seen: dict[str, tuple[int, float]], now: float) -> bool:
+    """Keep `conn` for the next job (True) or close it; `seen` remembers when each alias's connection was opened."""
+    raw = conn.connection
+    if raw is None:
+        return False
+    first = seen.get(conn.alias)
+    if first is None or first[0] != id(raw):
+        first = seen[conn.alias] = (id(raw), now)
+    stale = now - first[1] >= KEEP_SECONDS or _shared_memory(conn)  # see _pooled
+    changed = conn.in_atomic_block or conn.get_autocommit() != conn.settings_dict["AUTOCOMMIT"]
+    if stale or changed or (conn.errors_occurred and not conn.is_usable()):
+        conn.close()
+        seen.pop(conn.alias, None)
+        return False
+    conn.errors_occurred = False
+    conn.health_check_done = False  # with CONN_HEALTH_CHECKS, the next job checks it first (PostgreSQL: a server
+    return True  # that dropped an idle connection costs a reconnect, not a failed call)
 
 
 def _shared_memory(conn: Any) -> bool:

@@ -257,3 +257,42 @@ async def test_a_busy_host_asks_for_one_flush_a_second_not_one_per_call() -> Non
     await rt.clock.advance(FLUSH_DELAY)
     views._flush_kept(rt, "bot")
     assert rt.flushed == ["bot", "other", "bot"]
+
+
+class _Conn:
+    """What `db_threads.tidy` reads of a Django connection (a PostgreSQL one: the tests' SQLite is in memory)."""
+
+    alias, vendor, settings_dict = "default", "postgresql", {"AUTOCOMMIT": True}
+
+    def __init__(self, usable: bool = True) -> None:
+        self.connection: object | None = object()
+        self.usable, self.in_atomic_block, self.errors_occurred, self.health_check_done = usable, False, False, True
+
+    def get_autocommit(self) -> bool:
+        return True
+
+    def is_usable(self) -> bool:
+        return self.usable
+
+    def close(self) -> None:
+        self.connection = None
+
+
+def test_a_database_thread_keeps_its_connection_until_it_is_old_or_broken() -> None:
+    from a2aconsole.web.db_threads import KEEP_SECONDS, tidy
+
+    seen: dict[str, tuple[int, float]] = {}
+    conn = _Conn()
+    assert tidy(conn, seen, 0.0) and tidy(conn, seen, KEEP_SECONDS - 1)  # kept between jobs
+    assert conn.health_check_done is False  # checked again before the next job uses it
+    assert not tidy(conn, seen, KEEP_SECONDS) and conn.connection is None  # renewed after KEEP_SECONDS
+
+    failed = _Conn(usable=False)
+    failed.errors_occurred = True
+    assert not tidy(failed, {}, 0.0) and failed.connection is None
+    survived = _Conn()
+    survived.errors_occurred = True  # an error, yet the connection still works (a constraint, say): kept
+    assert tidy(survived, {}, 0.0) and not survived.errors_occurred
+    left_open = _Conn()
+    left_open.in_atomic_block = True
+    assert not tidy(left_open, {}, 0.0)
