@@ -38,15 +38,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-AGENT_PROCESS = """
-import logging, sys
-logging.disable(logging.CRITICAL)
-from tests.support.agents import start_agent
-agent = start_agent()
-print(agent.url, flush=True)
-sys.stdin.read()
-agent.stop()
-"""
 TARGET = "console"
 
 
@@ -279,6 +270,7 @@ def main() -> None:
         }
     )
     sys.path.insert(0, str(ROOT))
+    from tests.bench.send_overhead import AGENT_PROCESS
     from tests.support.console_server import ConsoleServer
 
     agent = subprocess.Popen(
