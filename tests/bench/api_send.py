@@ -1,6 +1,7 @@
 """Benchmark: a send through the JSON API (`POST /api/v1/targets/<id>/tool`) against the bare a2a-sdk client.
 
     .venv/bin/python -m tests.bench.api_send [N] [--tab]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/<a new, empty database> .venv/bin/python -m tests.bench.api_send
 
 A real console (`manage.py serve`: daphne, the embedded worker, SQLite in its data folder) and a real Python
 a2a-sdk agent, each in its own process. The bench makes an API token for the console's chat target, then
@@ -11,8 +12,10 @@ times N sends (default 200) each way, interleaved in a shuffled order so both se
 - bare: the SDK doing the tool's wire calls itself, `SendMessage(returnImmediately)` + `GetTask`, over a client
   built once from the card (what `tests/bench/send_overhead.py` calls the same-wire baseline).
 
-Printed: p50/p99 of each and the ratio api / bare of the medians. With `--tab`, a WebSocket client sits on
-the dashboard the whole time (every call's events make it render): renders must not sit on the calls' path.
+Printed: p50/p99 of each, the ratio api / bare of the medians, and the console process's CPU time per API send
+(user + system: steadier than latency on a loaded machine; the bare sends cost the console nothing). With
+`--tab`, a WebSocket client sits on the dashboard the whole time (every call's events make it render): renders
+must not sit on the calls' path.
 
 Then, in this process, the same calls through the same ASGI application (its middleware, view, tool and
 event sink) against the same database, with every SQL statement counted: statements, writes, write
