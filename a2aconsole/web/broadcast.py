@@ -98,26 +98,34 @@ def _store_one(event: Event) -> int | None:
         "data": event.data,
         "created_at": event.at,
     }
-    with transaction.atomic():  # a savepoint: one event that fails leaves the others of its batch stored
-        if event.key:
-            row, created = TaskEvent.objects.get_or_create(key=event.key, defaults=fields)
-        else:
-            row, created = TaskEvent.objects.create(**fields), True
-        if not created:
-            return None
-        task_index.note(row)
+    if event.key:
+        row, created = TaskEvent.objects.get_or_create(key=event.key, defaults=fields)
+    else:
+        row, created = TaskEvent.objects.create(**fields), True
+    if not created:
+        return None
+    task_index.note(row)
     return row.id
 
 
 def _store_all(events: list[Event]) -> list[int | None | BaseException]:
     """Store the events in order, in one transaction; for each, its row id, None (not stored: a repeat) or the
-    exception that kept it out (its savepoint rolled back, the others stay)."""
+    exception that kept it out. When one fails, the batch is written again with a savepoint per event, so the
+    others are kept; a failure of the database itself (OperationalError) is raised, for the whole to be retried."""
+    try:
+        with transaction.atomic():
+            return [_store_one(event) for event in events]
+    except OperationalError:
+        raise
+    except Exception:
+        pass
     out: list[int | None | BaseException] = []
     with transaction.atomic():
         for event in events:
             try:
-                out.append(_store_one(event))
-            except OperationalError:  # the database itself (locked, gone): the whole batch is tried again
+                with transaction.atomic():
+                    out.append(_store_one(event))
+            except OperationalError:
                 raise
             except Exception as e:
                 out.append(e)

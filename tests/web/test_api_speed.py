@@ -121,6 +121,18 @@ async def test_events_of_a_call_are_queued_and_written_in_one_transaction(monkey
     assert batches == [3]
 
 
+async def test_a_keyed_event_emitted_twice_in_one_batch_is_stored_once() -> None:
+    sink = ChannelsBroadcast()
+    async with deferred_events():
+        await sink.emit(_event(RESULT, "the result", key="result:w1"))
+        await sink.emit(_event(RESULT, "the result again", key="result:w1"))  # a crash's re-emission, say
+        await sink.emit(_event("watch.ended", "ended"))
+    assert [(e.kind, e.text) async for e in TaskEvent.objects.order_by("id")] == [
+        (RESULT, "the result"),
+        ("watch.ended", "ended"),
+    ]
+
+
 async def test_an_event_emitted_after_the_call_is_waited_for_again() -> None:
     sink = ChannelsBroadcast()
     later: list[asyncio.Task[None]] = []
