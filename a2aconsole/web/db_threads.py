@@ -7,7 +7,9 @@ A persistent connection (CONN_MAX_AGE) would not help either: the request's thre
 gone after the request. So the work that is on the path of every API call and every push runs here instead: a
 few long-lived threads, each keeping its own connection (SQLite and PostgreSQL both allow one per thread) between
 jobs. A connection is dropped (the next job opens a new one) when a job left it broken or in a changed
-autocommit mode, and after KEEP_SECONDS, so a restarted database server or a moved SQLite file is picked up.
+autocommit mode, and after KEEP_SECONDS, so a restarted database server or a moved SQLite file is picked up;
+with CONN_HEALTH_CHECKS (PostgreSQL) a kept connection is checked before each job. On the tests' shared-cache
+in-memory SQLite nothing is kept and `run` goes where Django's own async ORM calls go (`_pooled`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ DB_THREADS = 4
 KEEP_SECONDS = 300.0
 
 _pool = concurrent.futures.ThreadPoolExecutor(DB_THREADS, thread_name_prefix="a2a-db")
+# the reads that sync code in the loop waits for (the loop stands still meanwhile): a thread of their own, never
+# queued behind writes that wait for SQLite's lock
+_now_pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="a2a-db-now")
 _local = threading.local()  # per thread: {alias: (id of the raw connection, when it was first seen)}
 
 
@@ -88,4 +93,4 @@ async def run(fn: Callable[..., T], *args: Any) -> T:
 
 def run_now(fn: Callable[..., T], *args: Any, timeout: float = 10.0) -> T:
     """`fn(*args)` in a database thread, waited for: for a short read that sync code inside the loop must make."""
-    return _pool.submit(_job, fn, args).result(timeout=timeout)
+    return _now_pool.submit(_job, fn, args).result(timeout=timeout)
