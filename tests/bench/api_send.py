@@ -1,6 +1,6 @@
 """Benchmark: a send through the JSON API (`POST /api/v1/targets/<id>/tool`) against the bare a2a-sdk client.
 
-    .venv/bin/python -m tests.bench.api_send [N] [--tab]
+    .venv/bin/python -m tests.bench.api_send [N] [--tab] [--host]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/<a new, empty database> .venv/bin/python -m tests.bench.api_send
 
 A real console (`manage.py serve`: daphne, the embedded worker, SQLite in its data folder) and a real Python
@@ -15,7 +15,8 @@ times N sends (default 200) each way, interleaved in a shuffled order so both se
 Printed: p50/p99 of each, the ratio api / bare of the medians, and the console process's CPU time per API send
 (user + system: steadier than latency on a loaded machine; the bare sends cost the console nothing). With
 `--tab`, a WebSocket client sits on the dashboard the whole time (every call's events make it render): renders
-must not sit on the calls' path.
+must not sit on the calls' path. With `--host`, the calls go to a chat target of their own (as a real agent
+host's do) rather than the console's own.
 
 Then, in this process, the same calls through the same ASGI application (its middleware, view, tool and
 event sink) against the same database, with every SQL statement counted: statements, writes, write
@@ -41,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-TARGET = "console"
+TARGET = "console"  # `--host`: a chat target of its own ("bench", over the same workspace), as a real host has
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -53,7 +54,12 @@ def issue_token() -> str:
     from a2aconsole.api.models import ApiToken
     from a2aconsole.web.models import ChatTarget
 
-    _, token = ApiToken.issue(ChatTarget.objects.get(pk=TARGET), "bench")
+    if TARGET == "console":
+        target = ChatTarget.objects.get(pk=TARGET)
+    else:
+        console = ChatTarget.objects.get(pk="console")
+        target = ChatTarget.objects.create(id=TARGET, name="Bench host", workspace=console.workspace)
+    _, token = ApiToken.issue(target, "bench")
     return token
 
 
@@ -263,6 +269,9 @@ def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     n = int(args[0]) if args else 200
     with_tab = "--tab" in sys.argv
+    if "--host" in sys.argv:
+        global TARGET
+        TARGET = "bench"
     base = Path(tempfile.mkdtemp(prefix="a2a-bench-api-"))
     os.environ.update(
         {
