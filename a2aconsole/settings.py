@@ -96,7 +96,9 @@ REDIS_SOCKET_TIMEOUT = 30.0  # seconds; well over channels_redis's 5 s blocking 
 def _channel_layer() -> dict:
     url = os.environ.get("REDIS_URL", "")
     if not url:
-        return {"BACKEND": "channels.layers.InMemoryChannelLayer"}
+        # a tab's queue holds 1,000 messages, not 100: at 50 pushes a second a busy loop overflowed 100 (lost
+        # messages cost a tab a read-back of the events, tests/bench/push_to_row.py --tabs 10)
+        return {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1000}}
     if not url.startswith(("redis://", "rediss://", "unix://")):
         raise ConfigError(f"REDIS_URL={url.split('@')[-1]!r}: expected a URL like redis://127.0.0.1:6379/0")
     # channels_redis blocks up to 5 s reading a channel (BZPOPMIN) and redis-py 8 gives up on any read after 5 s
