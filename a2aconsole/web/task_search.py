@@ -1,7 +1,7 @@
 """Free text on the Tasks page: a word is found in a task's ids or what was said (sent, latest, result), any case.
 
 A word without whitespace is looked for in `TaskRecord.search_words` (each word of those texts once, lower
-case: `task_index.search_words`), a fraction of the texts, indexed (migration 0141: on SQLite with state and
+case: `task_index.search_words`), a fraction of the texts, indexed (migration 0009: on SQLite with state and
 agent, so such a search and its count read that index instead of the wide rows; on PostgreSQL a pg_trgm index,
 when the extension can be created). A word
 few tasks have is turned into their ids first, so the page and its count read those rows only; a common word

@@ -71,7 +71,7 @@ def test_a_later_text_is_searchable_and_the_old_one_gone(owner: Client) -> None:
 def test_migration_fills_the_words_of_tasks_already_there() -> None:
     finished("t-old", "an older answer")
     TaskRecord.objects.update(search_words="")  # as the rows were before the column
-    migration = importlib.import_module("a2aconsole.web.migrations.0141_task_search_words")
+    migration = importlib.import_module("a2aconsole.web.migrations.0009_task_search_words")
     migration.backfill(apps, None)
     assert TaskRecord.objects.get().search_words == search_words(TaskRecord.objects.get())
     assert "older" in TaskRecord.objects.get().search_words
