@@ -8,7 +8,7 @@ JS_STAMP := $(JS)/node_modules/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint bench clean chromium
+.PHONY: run test lint bench clean chromium screenshots
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -40,6 +40,10 @@ test: $(STAMP) $(JS_STAMP) chromium lint
 
 bench: $(STAMP)
 	for b in tests/bench/*.py; do $(BIN)/python $$b || exit 1; done
+
+# A PNG of every page with live data (agents, watches, tasks, a conversation, a conflict) in test-output/screenshots/.
+screenshots: $(STAMP) chromium
+	$(BIN)/python -m tests.support.screenshots
 
 clean:
 	rm -rf $(VENV) test-output $(JS)/node_modules

@@ -14,6 +14,7 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from a2aconsole.api.handler import split_api  # noqa: E402
 from a2aconsole.web import routing  # noqa: E402
 from a2aconsole.web.body_limit import BodyLimit  # noqa: E402
 from a2aconsole.web.static_files import StaticFiles  # noqa: E402
@@ -22,7 +23,8 @@ application = ProtocolTypeRouter(
     {
         # A body over the cap is refused before Django reads it. Static files (CSS, htmx) are served by the app
         # itself, so one process needs no web server in front.
-        "http": BodyLimit(StaticFiles(django_asgi_app)),
+        # /api/ goes to a handler of its own, without the console's session middleware (api/handler.py).
+        "http": BodyLimit(StaticFiles(split_api(django_asgi_app))),
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(routing.websocket_urlpatterns))),
         "channel": ChannelNameRouter(routing.channel_routes),
     }

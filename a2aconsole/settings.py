@@ -71,11 +71,19 @@ def _database(data_dir: Path) -> dict:
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": str(data_dir / "db.sqlite3"),
             # one process, many threads and coroutines: wait for the write lock, take it up front, and let readers
-            # go on while one writes (WAL)
-            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"},
+            # go on while one writes (WAL). synchronous=NORMAL: a commit is in the WAL file when it returns, so a
+            # crash of the process (even SIGKILL) loses nothing committed; only a power cut or kernel crash can
+            # lose the last commits (never corrupt the file), and no commit waits for an fsync.
+            "OPTIONS": {
+                "timeout": 20,
+                "transaction_mode": "IMMEDIATE",
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
         }
     try:
-        return dj_database_url.parse(url, conn_max_age=0)  # async views and workers: no persistent connections
+        # async views and workers: no persistent connections (under ASGI a request's thread ends with it), except
+        # the kept ones of a2aconsole/web/db_threads.py, checked before each use
+        return dj_database_url.parse(url, conn_max_age=0, conn_health_checks=True)
     except Exception:
         raise ConfigError(
             f"DATABASE_URL={url.split('@')[-1]!r}: expected a URL like postgres://user@host:5432/db or sqlite:///path"
@@ -88,7 +96,9 @@ REDIS_SOCKET_TIMEOUT = 30.0  # seconds; well over channels_redis's 5 s blocking 
 def _channel_layer() -> dict:
     url = os.environ.get("REDIS_URL", "")
     if not url:
-        return {"BACKEND": "channels.layers.InMemoryChannelLayer"}
+        # a tab's queue holds 1,000 messages, not 100: at 50 pushes a second a busy loop overflowed 100 (lost
+        # messages cost a tab a read-back of the events, tests/bench/push_to_row.py --tabs 10)
+        return {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1000}}
     if not url.startswith(("redis://", "rediss://", "unix://")):
         raise ConfigError(f"REDIS_URL={url.split('@')[-1]!r}: expected a URL like redis://127.0.0.1:6379/0")
     # channels_redis blocks up to 5 s reading a channel (BZPOPMIN) and redis-py 8 gives up on any read after 5 s

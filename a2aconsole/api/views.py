@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any
 
 from django.conf import settings
@@ -22,6 +23,9 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
 from a2aconsole.core.chat import ChatTarget as Chat
+from a2aconsole.core.watches import FLUSH_DELAY
+from a2aconsole.web import db_threads
+from a2aconsole.web.broadcast import deferred_events
 from a2aconsole.web.chats import value_of
 from a2aconsole.web.inbound import set_inbound_hops
 from a2aconsole.web.models import ApiToken, ChatTarget, hash_token
@@ -64,28 +68,49 @@ def _json_body(request: HttpRequest) -> bool:
     return media.startswith("application/") and media.endswith("+json")
 
 
+TOKEN_USE_SECONDS = 60.0  # a token's `last_used_at` is written at most this often (per token and process)
+_use_noted: dict[int, float] = {}  # token id -> when (monotonic) its use was last written
+
+
+def _live_token(token_hash: str, target_id: str) -> ApiToken | None:
+    """The live token's row (with its target), its use noted if not noted within TOKEN_USE_SECONDS; else None."""
+    row = (
+        ApiToken.objects.select_related("target")
+        .filter(token_hash=token_hash, revoked_at__isnull=True, target_id=target_id)
+        .first()
+    )
+    if row is None:
+        return None
+    now = time.monotonic()
+    if now - _use_noted.get(row.pk, -TOKEN_USE_SECONDS) < TOKEN_USE_SECONDS:
+        return row
+    try:  # a record for the owner, not a condition of the call: a busy database must not refuse it
+        ApiToken.objects.filter(pk=row.pk).update(last_used_at=timezone.now())
+        _use_noted[row.pk] = now
+    except DatabaseError as e:
+        log.warning("noting the use of a token of target %s failed (%s)", target_id, type(e).__name__)
+    return row
+
+
 async def _token_row(request: HttpRequest, target_id: str) -> ApiToken | None:
     """The bearer token's row (with its target), if it is `target_id`'s live token; else None."""
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token or not _is_text(token, 200) or not _is_text(target_id, MAX_TARGET_ID):
         return None
-    row = await (
-        ApiToken.objects.select_related("target")
-        .filter(token_hash=hash_token(token), revoked_at__isnull=True, target_id=target_id)
-        .afirst()
-    )
-    if row is None:
-        return None
-    try:  # a record for the owner, not a condition of the call: a busy database must not refuse it
-        await ApiToken.objects.filter(pk=row.pk).aupdate(last_used_at=timezone.now())
-    except DatabaseError as e:
-        log.warning("noting the use of a token of target %s failed (%s)", target_id, type(e).__name__)
-    return row
+    # one job on a kept connection, not the request's own thread and connection
+    return await db_threads.run(_live_token, hash_token(token), target_id)
 
 
 def _flush_kept(runtime: Any, target: Chat) -> None:
-    """The host answered, so the target is reachable: its kept results go out (in the background, a second later)."""
+    """The host answered, so the target is reachable: its kept results go out (in the background, a second later).
+    A flush asked for less than FLUSH_DELAY ago has not read the kept results yet, so it covers this call too: a
+    busy host does not make a flush (a read of pending.json) per call."""
+    asked: dict[str, float] = vars(runtime).setdefault("api_flushes", {})  # target -> when, per runtime
+    now = runtime.clock.monotonic()
+    if now - asked.get(target.id, -FLUSH_DELAY) < FLUSH_DELAY:
+        return
+    asked[target.id] = now
     try:
         runtime.request_flush(target)
     except Exception as e:  # a flush that cannot start leaves the results kept for the next chance
@@ -142,7 +167,8 @@ async def _run(target: ChatTarget, call: ToolCall) -> JsonResponse:
             await set_inbound_hops(target, call.hops)
         except DatabaseError as e:  # this call still uses the count; later ones see it once the database takes it
             log.warning("keeping the hops of target %s failed (%s)", target.id, type(e).__name__)
-    result = await runtime.tool.run(call.action, call.args, chat)
+    async with deferred_events():  # the call's events, written together; committed before the answer leaves
+        result = await runtime.tool.run(call.action, call.args, chat)
     return JsonResponse(result, json_dumps_params={"ensure_ascii": False})
 
 

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter, deque
-from collections.abc import Coroutine, Iterable
+from collections.abc import Collection, Coroutine, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,7 @@ from .pending_batch import PendingBatcher
 from .pending_tx import PendingTx
 from .push import PUSH_REMOVAL_TIMEOUT, push_task_id, remove_push_config, token_matches
 from .results import has_files, is_interrupted, outcome_event, result_text, task_outcome
-from .scrubber import Scrubbers
+from .scrubber import Scrubber, Scrubbers
 from .sending import clear_sending, is_sending, sender_alive
 from .snapshots import TaskSnapshot
 from .watch_control import take_watches
@@ -301,13 +301,17 @@ class WatchRegistry:
 
     # the console
 
-    def snapshot(self) -> list[dict[str, Any]]:
-        """The watches this process follows now, for the console's watch table. What the agent made (its task
-        and context ids, its error texts) is scrubbed; the rest is the console's own."""
+    def snapshot(self, tasks: Collection[tuple[str, str]] | None = None) -> list[dict[str, Any]]:
+        """The watches this process follows now, for the console's watch table (`tasks`: only those on these
+        (agent, task id)). What the agent made (its task and context ids, its error texts) is scrubbed; the rest
+        is the console's own."""
         now = self.clock.now()
         rows = []
+        scrubs: dict[Path, Scrubber] = {}  # one look at a workspace's files per call, not one per watch
         for w in self._watches.values():
-            scrub = self.scrubbers.for_workspace(w.ws)
+            if tasks is not None and (w.record.agent, w.record.task_id) not in tasks:
+                continue
+            scrub = scrubs.get(w.ws.root) or scrubs.setdefault(w.ws.root, self.scrubbers.for_workspace(w.ws))
             r = w.record
             age = None
             with contextlib.suppress(ValueError):

@@ -8,22 +8,31 @@ number per group and sending process, so a tab notices a message the layer dropp
 A re-check of a finished task reports the same outcome again: it is not stored (nor shown) a second time.
 A status message told while a task works (a `progress` event of kind `status`) is kept on the task's row only
 (`task_index.note_progress`), not as an event: the tabs render it from there, and a reload shows it.
+
+Events are written by one writer per event loop, on a kept database connection (`db_threads`), all that are
+waiting in one transaction: a burst of pushes costs a few commits, not one each. `emit` returns once its event
+is stored and announced, except inside `deferred_events()` (an API call): there it returns at once, the events
+wait up to LINGER_SECONDS for the ones that follow, and the scope's end waits until all of them are stored, so
+a call's events are usually one transaction, and its answer leaves only after its events are committed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import logging
 import uuid
 from collections import OrderedDict
-from dataclasses import replace
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field, fields, replace
 
-from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.db import OperationalError, transaction
 
 from a2aconsole.core.events import Event, groups_for
 from a2aconsole.core.results import PREVIEW_CHARS, preview
+from a2aconsole.web import db_threads
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +41,8 @@ STORE_ATTEMPTS = 5
 EVENT_TEXT_CHARS = 2 * PREVIEW_CHARS  # results keep a PREVIEW_CHARS preview already (`outcome_event`)
 REPEATABLE = ("result", "question", "state")  # the outcome a status call reports, the same each time it is asked
 ORIGIN = uuid.uuid4().hex[:12]  # this process, as a sender of sequence numbers
+LINGER_SECONDS = 0.05  # how long a deferred event waits for the next ones of its call before it is written anyway
+BATCH_MAX = 200  # events in one transaction at most
 SEQ_GROUPS = 10_000  # per-group counters kept (oldest forgotten: a tab then sees a gap and renders in full)
 _seqs: OrderedDict[str, int] = OrderedDict()
 
@@ -67,6 +78,11 @@ def _store(event: Event) -> int | None:
     """Write the event's row and its task's row of the Tasks page, together; the row's id. None when nothing is
     stored: a keyed event already in the history (emitted again after a crash, or by two workers), or one that
     repeats the task's last outcome (a re-check)."""
+    with transaction.atomic():
+        return _store_one(event)
+
+
+def _store_one(event: Event) -> int | None:
     from a2aconsole.web import task_index
     from a2aconsole.web.models import TaskEvent
 
@@ -87,15 +103,48 @@ def _store(event: Event) -> int | None:
     }
     if status_only:  # the latest line on the task's row; 0: told to the tabs without an event id
         return 0 if task_index.note_progress(TaskEvent(**fields)) else None
-    with transaction.atomic():
-        if event.key:
-            row, created = TaskEvent.objects.get_or_create(key=event.key, defaults=fields)
-        else:
-            row, created = TaskEvent.objects.create(**fields), True
-        if not created:
-            return None
-        task_index.note(row)
+    if event.key:
+        row, created = TaskEvent.objects.get_or_create(key=event.key, defaults=fields)
+    else:
+        row, created = TaskEvent.objects.create(**fields), True
+    if not created:
+        return None
+    task_index.note(row)
     return row.id
+
+
+def _store_all(events: list[Event]) -> list[int | None | BaseException]:
+    """Store the events in order, in one transaction; for each, its row id, None (not stored: a repeat) or the
+    exception that kept it out. When one fails, the batch is written again with a savepoint per event, so the
+    others are kept; a failure of the database itself (OperationalError) is raised, for the whole to be retried."""
+    try:
+        with transaction.atomic():
+            return [_store_one(event) for event in events]
+    except OperationalError:
+        raise
+    except Exception:
+        pass
+    out: list[int | None | BaseException] = []
+    with transaction.atomic():
+        for event in events:
+            try:
+                with transaction.atomic():
+                    out.append(_store_one(event))
+            except OperationalError:
+                raise
+            except Exception as e:
+                out.append(e)
+    return out
+
+
+def _payload(event: Event) -> dict:
+    """`event.to_json()` without its deep copy: the channel layer copies (or serialises) the message anyway."""
+    payload = {f: getattr(event, f) for f in _FIELDS}
+    payload["at"] = event.at.isoformat()
+    return payload
+
+
+_FIELDS = tuple(f.name for f in fields(Event))
 
 
 async def notify(groups: list[str], payload: dict) -> None:
@@ -115,31 +164,184 @@ async def notify(groups: list[str], payload: dict) -> None:
             log.warning("live update to %s failed: %s", group, type(e).__name__)
 
 
+@dataclass
+class _Scope:
+    """The events of one API call: queued without waiting while `open`, then waited for at its end."""
+
+    open: bool = True
+    futures: list[asyncio.Future[None]] = field(default_factory=list)
+
+
+_scope: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar("a2a_event_scope", default=None)
+
+
+@contextlib.asynccontextmanager
+async def deferred_events() -> AsyncIterator[None]:
+    """Within: the events emitted (by this task and the tasks it starts) are queued, not waited for; at the end,
+    wait until they are all stored and announced. An event emitted after the end (a follower that went on as a
+    watch) is waited for by its emitter again, as outside the scope."""
+    scope = _Scope()
+    token = _scope.set(scope)
+    try:
+        yield
+    finally:
+        _scope.reset(token)
+        scope.open = False
+        if scope.futures:
+            _writer().kick()
+            await asyncio.gather(*scope.futures, return_exceptions=True)
+
+
+@dataclass
+class _Queued:
+    event: Event
+    done: asyncio.Future[None]
+    scope: _Scope | None
+    at: float
+
+
+class _Writer:
+    """One event loop's writer: stores the queued events in batches, in order, then announces them."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.queue: list[_Queued] = []
+        self.writing: list[_Queued] = []  # the batch being written
+        self.wake = asyncio.Event()
+        # a context of its own: not the first emitter's (a request's, whose thread for sync work ends with it)
+        self.task = loop.create_task(self._run(), context=contextvars.Context())
+
+    def put(self, item: _Queued) -> None:
+        self.queue.append(item)
+        self.wake.set()
+
+    def kick(self) -> None:
+        self.wake.set()
+
+    def _due(self) -> float:
+        """Seconds until the queue must be written (0: now): deferred events wait a little for their call's next."""
+        if any(q.scope is None or not q.scope.open for q in self.queue):
+            return 0.0
+        oldest = min(q.at for q in self.queue)
+        return max(0.0, oldest + LINGER_SECONDS - self.loop.time())
+
+    async def _run(self) -> None:
+        try:
+            await self._write_forever()
+        finally:  # cancelled (the loop's end): whoever waits for an event is not left waiting
+            for q in self.queue:
+                q.done.cancel()
+
+    async def _write_forever(self) -> None:
+        while True:
+            await self.wake.wait()
+            self.wake.clear()
+            while self.queue:
+                wait = self._due()
+                if wait > 0:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self.wake.wait(), wait)
+                    self.wake.clear()
+                    continue
+                batch, self.queue = self.queue[:BATCH_MAX], self.queue[BATCH_MAX:]
+                self.writing = batch
+                try:
+                    await self._write(batch)
+                except asyncio.CancelledError:
+                    for q in batch:
+                        q.done.cancel()
+                    raise
+                except Exception:
+                    log.exception("storing %d event(s) failed", len(batch))
+                for q in batch:
+                    if not q.done.done():
+                        q.done.set_result(None)
+                self.writing = []
+
+    async def _write(self, batch: list[_Queued]) -> None:
+        events = [q.event for q in batch]
+        stored: list[int | None | BaseException] = [0] * len(events)
+        for attempt in range(1, STORE_ATTEMPTS + 1):
+            try:
+                stored = await db_threads.run(_store_all, events)
+                break
+            except OperationalError as e:  # a busy SQLite ("database is locked"): wait a moment and try again
+                if attempt == STORE_ATTEMPTS:
+                    log.error("storing %d event(s) failed: %s", len(events), e)
+                else:
+                    await asyncio.sleep(0.05 * attempt)
+            except Exception:
+                log.exception("storing %d event(s) failed", len(events))
+                break
+        for event, row in zip(events, stored, strict=True):
+            if isinstance(row, BaseException):
+                log.error("storing a %s event of task %s failed", event.kind, event.task_id, exc_info=row)
+                row = 0
+            if row is None:  # not stored: a repeat, not announced either
+                continue
+            payload = _payload(event)
+            if row:
+                payload["eventId"] = row
+            try:
+                await notify(groups_for(event), payload)
+            except Exception:
+                log.exception("broadcasting a %s event failed", event.kind)
+
+    async def drain(self) -> None:
+        """Write what is queued now, without waiting for more; until it is stored and announced."""
+        for q in self.queue:
+            q.scope = None
+        self.kick()
+        await asyncio.gather(*(q.done for q in [*self.writing, *self.queue]), return_exceptions=True)
+
+    async def aclose(self) -> None:
+        """Write what is queued, then stop."""
+        await self.drain()
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.task
+
+
+_writers: dict[asyncio.AbstractEventLoop, _Writer] = {}
+
+
+def _writer() -> _Writer:
+    loop = asyncio.get_running_loop()
+    w = _writers.get(loop)
+    if w is None or w.task.done():
+        for old in [lp for lp in _writers if lp.is_closed()]:
+            del _writers[old]
+        w = _writers[loop] = _Writer(loop)
+    return w
+
+
+async def flush() -> None:
+    """Wait until every event queued in this loop is stored and announced (a test, a bench, a shutdown)."""
+    w = _writers.get(asyncio.get_running_loop())
+    if w is not None:
+        await w.drain()
+
+
+async def close() -> None:
+    """Write what this loop has queued and stop its writer (the runtime's end)."""
+    w = _writers.pop(asyncio.get_running_loop(), None)
+    if w is not None:
+        await w.aclose()
+
+
 class ChannelsBroadcast:
     """EventSink: a TaskEvent row per event, then `a2a.event` to `core.events.groups_for(event)`."""
 
     async def emit(self, event: Event) -> None:
         if len(event.text) > EVENT_TEXT_CHARS:  # e.g. a delivered result's text: rows and messages stay small
             event = replace(event, text=preview(event.text, EVENT_TEXT_CHARS))
-        stored: int | None = 0
-        for attempt in range(1, STORE_ATTEMPTS + 1):
-            try:
-                stored = await database_sync_to_async(_store)(event)
-                break
-            except OperationalError as e:  # a busy SQLite ("database is locked"): wait a moment and try again
-                if attempt == STORE_ATTEMPTS:
-                    log.error("storing a %s event of task %s failed: %s", event.kind, event.task_id, e)
-                else:
-                    await asyncio.sleep(0.05 * attempt)
-            except Exception:
-                log.exception("storing a %s event of task %s failed", event.kind, event.task_id)
-                break
-        if stored is None:
+        loop = asyncio.get_running_loop()
+        scope = _scope.get()
+        if scope is not None and not scope.open:
+            scope = None
+        done: asyncio.Future[None] = loop.create_future()
+        _writer().put(_Queued(event, done, scope, loop.time()))
+        if scope is not None:
+            scope.futures.append(done)
             return
-        payload = event.to_json()
-        if stored:
-            payload["eventId"] = stored
-        try:
-            await notify(groups_for(event), payload)
-        except Exception:
-            log.exception("broadcasting a %s event failed", event.kind)
+        await asyncio.shield(done)  # the emitter giving up does not take the event out of the queue

@@ -38,6 +38,7 @@ def render(fn: Any) -> Any:
 
 
 LIVE_MARK = "<!-- live -->"
+MISSED_CATCH_UP = 500  # events a tab that fell behind catches up on one by one; more: a full render
 
 
 class ConsoleConsumer(AsyncWebsocketConsumer):
@@ -68,6 +69,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
         self.pending = live.Changes()
         self.seqs: dict[tuple[str, str], int] = {}  # (origin, group) -> last sequence number
         self.newest = 0  # the newest event id this tab is known to show
+        self.behind: int | None = None  # events after this id may have been missed: the next render reads them
         self.heard = 0  # messages heard, for the check of progress (`LivePage.progress_mark`)
         self.marked: tuple[Any, int] | None = None  # the progress mark the tab shows, and the messages heard then
         self.flusher: asyncio.Task[None] | None = None
@@ -123,17 +125,26 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
         """Something changed (the event is stored already): note it; the flusher renders soon, once per batch."""
         event = message.get("event") or {}
         origin, group, seq = message.get("origin"), message.get("group"), message.get("seq")
+        event_id = event.get("eventId") if isinstance(event.get("eventId"), int) else None
         if isinstance(seq, int) and origin and group:
             last = self.seqs.get((origin, group))
             if last is not None and seq != last + 1:  # a message was lost (or the sender restarted)
-                log.info("tab of %s missed %s messages of %s: full render", self.page_name, seq - last - 1, group)
-                self.pending.full = True
+                if event_id is not None and self.newest:  # the lost ones are stored, after what the tab heard
+                    log.info("tab of %s missed %s messages of %s: catching up", self.page_name, seq - last - 1, group)
+                    self._fell_behind()
+                else:
+                    log.info("tab of %s missed %s messages of %s: full render", self.page_name, seq - last - 1, group)
+                    self.pending.full = True
             self.seqs[(origin, group)] = seq
         self.heard += 1
-        if isinstance(event.get("eventId"), int):
-            self.newest = max(self.newest, event["eventId"])
+        if event_id is not None:
+            self.newest = max(self.newest, event_id)
         self.pending.add(event)
         self._schedule()
+
+    def _fell_behind(self) -> None:
+        """Events after `newest` may never have reached this tab: the next render reads them from the database."""
+        self.behind = self.newest if self.behind is None else min(self.behind, self.newest)
 
     def _schedule(self, now: bool = False) -> None:
         if now:
@@ -145,20 +156,27 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
         """Render what is pending, at most once per LIVE_FLUSH_SECONDS, until nothing is."""
         loop = asyncio.get_running_loop()
         try:
-            while self.pending:
+            while self.pending or self.behind is not None:
                 wait = self.last_flush + settings.LIVE_FLUSH_SECONDS - loop.time()
                 if wait > 0:
                     await asyncio.sleep(wait)
                 changes, self.pending = self.pending, live.Changes()
                 self.last_flush = loop.time()
-                await self.send_changes(changes)
+                if self.behind is not None:
+                    behind, self.behind = self.behind, None
+                    missed = None if changes.full else await self._missed(behind, self.newest)
+                    changes.full = missed is None
+                    for ev in missed or []:
+                        changes.add(ev)
+                if changes:
+                    await self.send_changes(changes)
         finally:
             self.flusher = None
 
     async def _check_loop(self) -> None:
-        """Join the groups again, and render in full when an event older than the last check never arrived, or
-        the page's progress moved while the tab heard nothing (a status message is no event)."""
-        seen_before = None
+        """Join the groups again; catch up on events stored that the tab has not heard of (reading them back is
+        cheap: one that is merely on its way is rendered twice), and render in full when the page's progress moved
+        while the tab heard nothing (a status message is no event)."""
         while True:
             await asyncio.sleep(settings.LIVE_CHECK_SECONDS)
             heard = self.heard
@@ -170,17 +188,44 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
             except Exception as e:
                 log.warning("live check of a %s tab failed: %s", self.page_name, type(e).__name__)
                 continue
-            missed = self.marked is not None and mark != self.marked[0] and heard == self.marked[1]
-            if missed or (seen_before is not None and seen_before > self.newest):
-                log.info("tab of %s missed events up to %s: full render", self.page_name, seen_before)
+            moved = self.marked is not None and mark != self.marked[0] and heard == self.marked[1]
+            if current > self.newest:  # stored, not heard of (yet, or ever: the last messages of a burst lost)
+                log.info("tab of %s never heard of events up to %s: catching up", self.page_name, current)
+                self._fell_behind()
+                self.newest = current
+                self._schedule()
+            if moved:
+                log.info("tab of %s missed progress: full render", self.page_name)
                 self.pending.full = True
                 self._schedule()
-            seen_before, self.marked = current, (mark, heard)
+            self.marked = mark, heard
+
+    async def _missed(self, after: int, upto: int) -> list[dict[str, Any]] | None:
+        """The events stored after `after` up to `upto` (what this tab may never have heard of), as messages carry
+        them; None when they are too many (or cannot be read): then only a full render will do. A tab behind (its
+        queue overflowed, or a process too busy to announce events within LIVE_CHECK_SECONDS) so catches up at the
+        cost of the rows those events touch, not the whole page again, which made a busy process busier."""
+        from a2aconsole.web.models import TaskEvent
+
+        def read() -> list[dict[str, Any]] | None:
+            rows = list(
+                TaskEvent.objects.filter(id__gt=after, id__lte=upto).values("kind", "agent", "task_id")[
+                    : MISSED_CATCH_UP + 1
+                ]
+            )
+            return None if len(rows) > MISSED_CATCH_UP else rows
+
+        try:
+            return await render(read)()
+        except Exception as e:
+            log.warning("reading the events a %s tab missed failed: %s", self.page_name, type(e).__name__)
+            return None
 
     async def send_current(self) -> None:
         """At connect: nothing when the page is as the tab rendered it (`v`), else everything."""
         heard = self.heard
         try:
+            self.tab.changes = None
             await self.page.prepare(self.tab)
             current, mark, frames = await render(self._connect_frames)()
         except Exception:
@@ -199,6 +244,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
 
     async def send_changes(self, changes: live.Changes) -> None:
         try:
+            self.tab.changes = changes
             await self.page.prepare(self.tab)
             current, frames = await render(self._change_frames)(changes)
         except Exception:

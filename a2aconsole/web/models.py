@@ -224,6 +224,9 @@ class TaskRecord(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True, db_index=True)
     run_seconds = models.FloatField(null=True, blank=True, help_text="Started to finished")
     events = models.PositiveIntegerField(default=0)
+    search_words = models.TextField(
+        blank=True, default="", help_text="What free text searches: each word of the ids and texts once, lower case"
+    )
 
     class Meta:
         ordering = ["-started_at", "-id"]

@@ -255,6 +255,9 @@ class Runtime:
         if self.registry is not None:
             await self.registry.stop()
         await self.leases.aclose()
+        from a2aconsole.web import broadcast
+
+        await broadcast.close()  # the events still queued are written
         for t in list(self._tasks):
             t.cancel()
         for t in list(self._tasks):

@@ -21,6 +21,7 @@ TERMINAL = frozenset({"completed", "failed", "canceled", "rejected"})
 LAST_CHARS = 300  # a row shows a line of the latest message, never the whole text
 RESULT_CHARS = 1000  # of a result or question: what a row shows and free text finds (the task page has it all)
 SPOKEN = ("sent", "state", "artifact", "question", "result")  # kinds whose text is something said
+SEARCHED = ("task_id", "context_id", "sent_text", "last_text", "result_text")  # what free text finds
 
 
 def progress_line(text: str, data: Any) -> str:
@@ -64,6 +65,15 @@ def fold(record: Any, ev: Any, *, stored: bool = True) -> None:
         record.result_text = preview(ev.text, RESULT_CHARS)
     finished = record.finished_at
     record.run_seconds = (finished - record.started_at).total_seconds() if finished is not None else None
+    record.search_words = search_words(record)
+
+
+def search_words(record: Any) -> str:
+    """Each whitespace-separated word of the searched fields once, lower case, in order. A search word without
+    whitespace is in one of the texts exactly when it is in this (a substring lies inside one word), which is
+    far shorter than the texts: a result repeats its words."""
+    text = " ".join(str(getattr(record, name) or "") for name in SEARCHED)
+    return " ".join(dict.fromkeys(text.lower().split()))
 
 
 def note(event_row: Any) -> None:

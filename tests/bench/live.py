@@ -132,11 +132,11 @@ async def follow(url: str, cookie: str, tab: Tab, closed: list[str]) -> None:
 
     headers = {"Cookie": f"sessionid={cookie}", "Origin": url.replace("ws://", "http://").split("/ws/")[0]}
     try:
-        async with websockets.connect(url, additional_headers=headers, max_size=None) as sock:
+        async with websockets.connect(url, additional_headers=headers, max_size=None, open_timeout=60) as sock:
             async for frame in sock:
                 tab.take(str(frame))
     except Exception as e:
-        closed.append(f"{type(e).__name__}: {e}")
+        closed.append(f"{type(e).__name__}: {e} ({e.__cause__!r})")
 
 
 async def until(check, deadline: float) -> bool:

@@ -49,6 +49,8 @@ async def test_watch_poll_backs_off(make_sdk_agent, workspace, remote, clock, re
     assert clock.sleeps == [*schedule, 300.0]
     assert agent.methods.count("GetTask") == len(schedule)
     assert reg.snapshot()[0]["source"] == "poll" and reg.snapshot()[0]["state"] == "working"
+    assert [w["taskId"] for w in reg.snapshot({("bot", task.id)})] == [task.id]  # one task's watches only
+    assert reg.snapshot({("bot", "another-task")}) == [] and reg.snapshot(set()) == []
 
     agent.release("g")
     await eventually(lambda: task.id in agent.finished, what="the agent to finish")

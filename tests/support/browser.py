@@ -48,6 +48,12 @@ def shot(page: Page, name: str) -> None:
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
 
+def send(page: Page, text: str) -> None:
+    """Send `text` from a chat page's form (the agent as selected)."""
+    page.get_by_role("textbox", name="Message").fill(text)
+    page.get_by_role("button", name="Send", exact=True).click()
+
+
 def live(page: Page) -> None:
     """The tab's WebSocket has sent its first state (htmx's ws extension marks nothing, so wait for a frame)."""
     page.wait_for_function("() => document.body.dataset.wsOpen === '1'", timeout=WAIT_MS)

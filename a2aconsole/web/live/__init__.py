@@ -41,11 +41,13 @@ class Changes:
 
 @dataclass
 class Tab:
-    """One open tab: its URL parameters, what `prepare` fetched for the next render, what its page remembers."""
+    """One open tab: its URL parameters, what `prepare` fetched for the next render, what its page remembers, and
+    the changes the next render is for (None: a render in full)."""
 
     params: dict[str, str]
     prepared: dict[str, Any] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict)
+    changes: Changes | None = None
 
 
 class LivePage:

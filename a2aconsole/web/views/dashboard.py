@@ -11,7 +11,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from a2aconsole.web import history, live
+from a2aconsole.web import history, live, pending_cache
 from a2aconsole.web.models import TaskEvent
 from a2aconsole.web.views import scope
 
@@ -30,7 +30,7 @@ def state() -> dict[str, Any]:
         if af.parse_error:
             broken.append({"text": af.parse_error, "agents": True})
         broken.extend({"text": p, "agents": True} for p in af.problems)
-        pf = ws.read_pending()
+        pf = pending_cache.read_pending(ws)  # parsed once per version of the file, not per view
         if pf.parse_error:
             broken.append({"text": pf.parse_error, "agents": False})
         for r in pf.records:

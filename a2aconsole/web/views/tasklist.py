@@ -16,14 +16,14 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from django.core.paginator import Paginator
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
-from a2aconsole.web import history
+from a2aconsole.web import history, task_search
 from a2aconsole.web.models import TaskRecord
 from a2aconsole.web.views.watches import KEYS
 
@@ -41,7 +41,6 @@ SORTS = {
 }
 DEFAULT_SORT = "-started"
 SHOWN_CHARS = 200  # of the latest message or result, in a row
-SEARCHED = ("task_id", "context_id", "sent_text", "last_text", "result_text")
 LIST_FIELDS = (
     "run_seconds",
     "agent",
@@ -88,7 +87,7 @@ class TaskQuery:
 
     def apply(self, qs: QuerySet[TaskRecord]) -> QuerySet[TaskRecord]:
         for key, value in self.filters.items():
-            qs = qs.filter(**{f"{key}__iexact": value})
+            qs = qs.filter(task_search.key_filter(key, value))
         tz = timezone.get_current_timezone()
 
         def start_of(d: date) -> datetime:
@@ -102,10 +101,7 @@ class TaskQuery:
         if "before" in self.dates:
             qs = qs.filter(started_at__lt=start_of(self.dates["before"]))
         for word in self.words:
-            hit = Q()
-            for name in SEARCHED:
-                hit |= Q(**{f"{name}__icontains": word})
-            qs = qs.filter(hit)
+            qs = qs.filter(task_search.word_filter(word))
         return qs
 
 

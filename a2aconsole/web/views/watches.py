@@ -18,7 +18,7 @@ from django.shortcuts import render
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.status import age
 from a2aconsole.core.workspace import Workspace
-from a2aconsole.web import history, live, task_index
+from a2aconsole.web import history, live, pending_cache, task_index
 from a2aconsole.web.views import scope
 
 log = logging.getLogger(__name__)
@@ -51,13 +51,14 @@ class Query:
         return all(w in hay for w in self.words)
 
 
-async def live_watches() -> dict[str, dict[str, Any]]:
-    """What this process's watch registry knows now (source, state, last error), by watch id; {} without one."""
+async def live_watches(tasks: set[tuple[str, str]] | None = None) -> dict[str, dict[str, Any]]:
+    """What this process's watch registry knows now (source, state, last error), by watch id; {} without one.
+    `tasks`: only the watches of these (agent, task id)."""
     try:
         from a2aconsole.web.runtime import get_runtime
 
         registry = get_runtime().registry
-        return {row["watchId"]: row for row in registry.snapshot()} if registry is not None else {}
+        return {row["watchId"]: row for row in registry.snapshot(tasks)} if registry is not None else {}
     except Exception as e:
         log.warning("reading the watch registry failed: %s", type(e).__name__)
         return {}
@@ -91,16 +92,19 @@ def _row(
     }
 
 
-def table(q: str = "", live: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
-    """Everything the table shows: rows matching `q`, total count, and files that cannot be read."""
+def table(
+    q: str = "", live: dict[str, dict[str, Any]] | None = None, only: set[tuple[str, str]] | None = None
+) -> dict[str, Any]:
+    """Everything the table shows: rows matching `q`, total count, and files that cannot be read. `only`: just
+    the rows of these (agent, task id), for a live update of a few rows (`total` then counts those only)."""
     now = datetime.now(UTC)
     records: list[tuple[Workspace, WatchRecord]] = []
     broken: list[str] = []
     for ws in scope.all_workspaces():
-        pf = ws.read_pending()
+        pf = pending_cache.read_pending(ws)
         if pf.parse_error:
             broken.append(pf.parse_error)
-        records.extend((ws, r) for r in pf.records)
+        records.extend((ws, r) for r in pf.records if only is None or (r.agent, r.task_id) in only)
     pairs = [(r.agent, r.task_id) for _, r in records]
     states, lines = history.last_states(pairs), task_index.progress_of(pairs)
     rows = [_row(ws, r, now, states, (live or {}).get(r.watch_id) or {}, lines) for ws, r in records]

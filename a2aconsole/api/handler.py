@@ -1,0 +1,74 @@
+"""The API's own Django handler: the same URLs, views and error answers, without the console's session middleware.
+
+Django runs each hook of a classic (`MiddlewareMixin`) middleware through `sync_to_async`, so with the console's
+eleven a request under /api/ was handed to another thread and back about fifteen times before and after its
+view; under load every hand-off waits for the scheduler. An API call carries a bearer token, never a session or
+a CSRF token (every API view is CSRF-exempt and needs no login), so the session, auth, login, messages, CSRF,
+htmx and axes middleware do nothing for it. The ones that shape every answer stay, run in the loop: their hooks
+only read the request and set headers (the host check, HTTPS redirect, HSTS, nosniff, the CSP, frame denial).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from asgiref.sync import markcoroutinefunction
+from django.core.handlers.asgi import ASGIHandler
+from django.core.handlers.exception import convert_exception_to_response
+from django.http import HttpRequest, HttpResponseBase
+from django.utils.module_loading import import_string
+
+from .errors import API_PREFIX
+
+# In settings.MIDDLEWARE's order. Each must be pure: no database, no blocking I/O, in any of its hooks.
+API_MIDDLEWARE = (
+    "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+)
+
+
+class InLoop:
+    """A classic middleware whose hooks run in the event loop rather than through `sync_to_async`."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], Awaitable[HttpResponseBase]], path: str) -> None:
+        self.get_response = get_response
+        self.inner: Any = import_string(path)(get_response)
+        assert not any(hasattr(self.inner, h) for h in ("process_view", "process_exception")), path
+        markcoroutinefunction(self)
+
+    async def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        response = self.inner.process_request(request) if hasattr(self.inner, "process_request") else None
+        response = response or await self.get_response(request)
+        if hasattr(self.inner, "process_response"):
+            response = self.inner.process_response(request, response)
+        return response
+
+
+class ApiHandler(ASGIHandler):
+    """Django's ASGI handler with API_MIDDLEWARE (in the loop) instead of settings.MIDDLEWARE."""
+
+    def load_middleware(self, is_async: bool = False) -> None:
+        self._view_middleware: list[Any] = []
+        self._template_response_middleware: list[Any] = []
+        self._exception_middleware: list[Any] = []
+        handler = convert_exception_to_response(self._get_response_async)
+        for path in reversed(API_MIDDLEWARE):
+            handler = convert_exception_to_response(InLoop(handler, path))
+        self._middleware_chain = handler
+
+
+def split_api(console: Any) -> Callable[..., Awaitable[None]]:
+    """An ASGI app: HTTP requests under /api/ to an ApiHandler, everything else to `console`."""
+    api = ApiHandler()
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and (path == API_PREFIX[:-1] or path.startswith(API_PREFIX)):
+            await api(scope, receive, send)
+        else:
+            await console(scope, receive, send)
+
+    return app
