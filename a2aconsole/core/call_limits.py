@@ -122,11 +122,15 @@ class CpuShare:
     def __init__(self, share: float = CPU_SHARE) -> None:
         self.share = share
         self.used = 0.0
-        self._mark = (time.monotonic(), time.process_time())
+        # first read at the first question: the process's CPU clock sums every thread's (a slow call under load),
+        # and a send makes limits it hardly ever asks
+        self._mark: tuple[float, float] | None = None
 
     def over(self) -> bool:
         """Whether the process used more than its share in the last window measured."""
         now = time.monotonic()
+        if self._mark is None:
+            self._mark = (now, time.process_time())
         began, cpu_then = self._mark
         if now - began >= CPU_WINDOW:  # the process's CPU clock is a slower call: read once a window
             cpu = time.process_time()
@@ -136,7 +140,10 @@ class CpuShare:
 
     def pause(self) -> float:
         """0 while the process used no more than its share; else the seconds until the next measure."""
-        return max(0.0, self._mark[0] + CPU_WINDOW - time.monotonic()) if self.over() else 0.0
+        if not self.over():
+            return 0.0
+        assert self._mark is not None
+        return max(0.0, self._mark[0] + CPU_WINDOW - time.monotonic())
 
 
 class CallLimits:

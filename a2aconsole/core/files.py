@@ -32,10 +32,19 @@ def version_of(data: bytes | None) -> str:
 
 
 def read_bytes(path: Path) -> bytes | None:
+    """The file's content, None when it does not exist (by descriptor: no buffered file object to build)."""
     try:
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
+    try:
+        chunks = []
+        want = os.fstat(fd).st_size + 1  # one read for a file that does not grow meanwhile, one more to see EOF
+        while chunk := os.read(fd, max(want, 65536)):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
@@ -74,6 +83,27 @@ def write_locked(path: Path, data: bytes, *, durable: bool = True) -> None:
     atomic_write(path, data, durable=durable)
     with contextlib.suppress(OSError):
         _written[key] = _signature(os.stat(path))
+
+
+def append_locked(path: Path, data: bytes, *, truncate: bool = False, durable: bool = False) -> None:
+    """Append `data` to `path` by the holder of its lock, in one write: a process that dies keeps all of it or
+    none of it (a machine crash may cut it; the reader skips a cut line). A new file is 0600 (it may hold push
+    tokens). `truncate`: empty the file first; `durable`: fsync it."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        if truncate:
+            os.ftruncate(fd, 0)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 # The workspace files this process last wrote, by what the file system says of them (inode, mtime, size): a file
@@ -123,8 +153,7 @@ class FileLock:
         )
 
     def _os_acquire(self) -> int:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = _open_lock_file(self.path)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
         except BaseException:
@@ -189,8 +218,7 @@ _locks_guard = threading.Lock()
 
 def try_flock(path: Path) -> int | None:
     """An exclusive OS lock on `path` (created 0600) if it is free now, without waiting: its descriptor, else None."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = _open_lock_file(path)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -202,11 +230,25 @@ def try_flock(path: Path) -> int | None:
     return fd
 
 
+def _open_lock_file(path: Path) -> int:
+    """The lock file, opened (created 0600, its folder too, when missing: making an existing folder again costs
+    more than the lock)."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+
+
 def lock_for(path: Path) -> FileLock:
     """The one FileLock object of this process for a lock file, so in-process queuing works."""
+    lock = _locks.get(path)  # as named before (resolving a path costs a system call per folder)
+    if lock is not None:
+        return lock
     key = path.resolve()
     with _locks_guard:
         lock = _locks.get(key)
         if lock is None:
             lock = _locks[key] = FileLock(key)
+        _locks[path] = lock
         return lock

@@ -106,13 +106,19 @@ def parse_pending(text: str, filename: str = "pending.json") -> list[WatchRecord
         raise ValueError(f"{filename}: expected a JSON array of watch records")
     records = []
     for i, raw in enumerate(data):
-        if not isinstance(raw, dict):
-            raise ValueError(f"{filename} record {i + 1}: expected an object")
-        missing = [k for k in ("watchId", "target", "agent", "taskId") if not isinstance(raw.get(k), str | int)]
-        if missing:
-            raise ValueError(f"{filename} record {i + 1}: missing {', '.join(missing)}")
+        problem = record_problem(raw)
+        if problem:
+            raise ValueError(f"{filename} record {i + 1}: {problem}")
         records.append(WatchRecord.from_json(raw))
     return records
+
+
+def record_problem(raw: object) -> str | None:
+    """Why `raw` is not a watch record, or None."""
+    if not isinstance(raw, dict):
+        return "expected an object"
+    missing = [k for k in ("watchId", "target", "agent", "taskId") if not isinstance(raw.get(k), str | int)]
+    return f"missing {', '.join(missing)}" if missing else None
 
 
 def dump_pending(records: list[WatchRecord]) -> bytes:

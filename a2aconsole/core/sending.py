@@ -126,7 +126,7 @@ async def write_sending(
         async with workspace.pending_tx(durable=False) as tx:
             if any(same_watch(r, record.target, record.agent, record.task_id) for r in tx.records):
                 return None, None
-            tx.records.append(record)
+            tx.add(record)
     except FileFormatError as e:
         return None, e
     return record, None
@@ -154,10 +154,7 @@ async def become_watch(workspace: Workspace, record: WatchRecord, state: str) ->
         current = tx.find(record.watch_id)
         if current is not None and not is_mine(current):
             return False
-        if current is None:
-            tx.records.append(record)
-        else:
-            tx.records[tx.records.index(current)] = record
+        tx.replace(record)
     return True
 
 

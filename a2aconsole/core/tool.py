@@ -175,7 +175,7 @@ class A2ATool:
 
     async def _send(self, workspace: Workspace, args: dict[str, Any], target: str, hops: int) -> dict[str, Any]:
         started = self.clock.monotonic()
-        entry = agent_entry(workspace, args)
+        entry = agent_entry(workspace, args, self.pool.agents(workspace))
         text, files, context_id, task_id = send_args(args)
         cap = self.settings.max_file_bytes
         attached = await asyncio.to_thread(read_attachments, workspace, files, cap, self.private_paths) if files else []
@@ -301,7 +301,7 @@ class A2ATool:
     # status
 
     async def _status(self, workspace: Workspace, args: dict[str, Any], target: str) -> dict[str, Any]:
-        entry = agent_entry(workspace, args)
+        entry = agent_entry(workspace, args, self.pool.agents(workspace))
         task_id = task_id_of(args, "status")
         conn = await self.pool.get(workspace, entry)
         try:
@@ -331,7 +331,7 @@ class A2ATool:
     async def _cancel(self, workspace: Workspace, args: dict[str, Any], target: str) -> dict[str, Any]:
         """Stop the watch first (so a `canceled` outcome is never delivered later), then CancelTask; put the
         watch back when the cancel does not go through."""
-        entry = agent_entry(workspace, args)
+        entry = agent_entry(workspace, args, self.pool.agents(workspace))
         task_id = task_id_of(args, "cancel")
         warning = None
         try:

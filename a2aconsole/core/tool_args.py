@@ -10,15 +10,16 @@ from typing import Any
 from .agents import AgentEntry
 from .errors import ToolError
 from .tool_schema import SEND_NEEDS
-from .workspace import Workspace
+from .workspace import AgentsFile, Workspace
 
 
-def agent_entry(workspace: Workspace, args: dict[str, Any]) -> AgentEntry:
-    """The entry of `args["agent"]` in the workspace's agents.json, read now."""
+def agent_entry(workspace: Workspace, args: dict[str, Any], agents: AgentsFile | None = None) -> AgentEntry:
+    """The entry of `args["agent"]` in the workspace's agents.json: `agents` (the file as it is now, e.g. the
+    connection pool's stat-checked view), else read now."""
     name = args.get("agent")
     if not isinstance(name, str) or not name:
         raise ToolError("agent is required: pass the agent's name from action=agents")
-    af = workspace.read_agents()
+    af = agents if agents is not None else workspace.read_agents()
     if af.parse_error:
         raise ToolError(f"{af.parse_error}; no agents can be used until the file is fixed")
     entry = af.get(name)

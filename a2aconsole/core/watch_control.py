@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from .pending import WatchRecord
+from .pending_tx import PendingTx
 from .workspace import Workspace
 
 
@@ -35,17 +36,14 @@ def same_watch(r: WatchRecord, target: str, agent: str, task_id: str) -> bool:
     return r.target == target and r.agent == agent and r.task_id == task_id
 
 
-def take_watches(records: list[WatchRecord], target: str, agent: str, task_id: str) -> list[WatchRecord]:
+def take_watches(tx: PendingTx, target: str, agent: str, task_id: str) -> list[WatchRecord]:
     """What stopping the watch of (target, agent, task) takes out of `pending.json`'s records, in file order.
 
     Every active watch of that chat on that task goes, duplicates included (a CLI may have written a second
     one before a worker saw the first). A kept result of that task (`undelivered`) stays: it is already
     the outcome, and a cancel or status must not lose it; it is delivered as usual.
     """
-    taken = [r for r in records if r.undelivered is None and same_watch(r, target, agent, task_id)]
-    for r in taken:
-        records.remove(r)
-    return taken
+    return tx.take(lambda r: r.undelivered is None and same_watch(r, target, agent, task_id))
 
 
 class PendingFileWatches:
@@ -60,10 +58,10 @@ class PendingFileWatches:
     async def stop_watching(self, workspace: Workspace, target: str, agent: str, task_id: str) -> WatchRecord | None:
         """`take_watches` under the workspace lock; the first record taken, or None."""
         async with workspace.pending_tx() as tx:
-            taken = take_watches(tx.records, target, agent, task_id)
+            taken = take_watches(tx, target, agent, task_id)
         return taken[0] if taken else None
 
     async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
         async with workspace.pending_tx() as tx:
             if tx.find(record.watch_id) is None:
-                tx.records.append(record)
+                tx.add(record)

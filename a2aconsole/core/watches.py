@@ -45,7 +45,8 @@ from .events import (
 )
 from .following import Follower, WatchEnd, WatchGone
 from .pending import WatchRecord
-from .pending_batch import BatchTx, PendingBatcher
+from .pending_batch import PendingBatcher
+from .pending_tx import PendingTx
 from .push import PUSH_REMOVAL_TIMEOUT, push_task_id, remove_push_config, token_matches
 from .results import has_files, is_interrupted, outcome_event, result_text, task_outcome
 from .scrubber import Scrubber, Scrubbers
@@ -187,7 +188,7 @@ class WatchRegistry:
         ws = self._intern(workspace)
         async with ws.pending_tx() as tx:
             if tx.find(record.watch_id) is None:
-                tx.records.append(record)
+                tx.add(record)
         await self._arm(ws, record)
 
     async def stop_watching(self, workspace: Workspace, target: str, agent: str, task_id: str) -> WatchRecord | None:
@@ -195,7 +196,7 @@ class WatchRegistry:
         What goes is `take_watches`'s rule, shared with the file-only control; the first record taken, or None."""
         ws = self._intern(workspace)
         async with ws.pending_tx() as tx:
-            taken = take_watches(tx.records, target, agent, task_id)
+            taken = take_watches(tx, target, agent, task_id)
             stopped = [self._drop(r.watch_id) for r in taken]
         stopped.append(self._drop(self._by_task.get((ws.root, target, agent, task_id), "")))
         for w in stopped:
@@ -413,10 +414,11 @@ class WatchRegistry:
             return False
         rid = record.watch_id
 
-        def adopt(tx: BatchTx) -> bool:
+        def adopt(tx: PendingTx) -> bool:
             rec = tx.find(rid)
             if rec is None or not is_sending(rec):
                 return False
+            tx.edit(rid)
             clear_sending(rec, None)
             return True
 
@@ -486,9 +488,9 @@ class WatchRegistry:
         ws, rid = w.ws, w.record.watch_id
         ending = self._end_events(rid, reason, state, outcome)
 
-        def claim(tx: BatchTx) -> WatchRecord | None:
+        def claim(tx: PendingTx) -> WatchRecord | None:
             """Under the workspace lock: the watch leaves the map, its text and closing events are kept in the file."""
-            rec = tx.find(rid)
+            rec = tx.edit(rid)
             if rec is None or self._watches.get(rid) is not w:
                 self._forget(w)
                 return None
@@ -627,8 +629,8 @@ class WatchRegistry:
         """Record first: the follower's new source (and token) in the file, unless its record is gone."""
         rid, token = follower.record.watch_id, follower.record.push_token
 
-        def change(tx: BatchTx) -> bool:
-            rec = tx.find(rid)
+        def change(tx: PendingTx) -> bool:
+            rec = tx.edit(rid)
             if rec is None or self._watches.get(rid) is not follower:
                 return False
             rec.source = source

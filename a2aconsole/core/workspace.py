@@ -1,7 +1,8 @@
 """A workspace folder and its A2A files: `.volcanic/a2a/agents.json`, `pending.json`, and `inbox/a2a/`.
 
 Reads are fresh on every call (no cache). Every write is atomic and under the workspace lock; a save
-made from a stale version is refused with a ConflictError carrying the current content.
+made from a stale version is refused with a ConflictError carrying the current content. `pending.json` is
+changed only in a `PendingTx` (`pending_tx.py`; its journal: `pending_journal.py`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .agents import AgentEntry, dump_agents, parse_agents, validate_entries
-from .errors import ConflictError, FileFormatError, ValidationError
+from .errors import ConflictError, ValidationError
 from .files import FileLock, lock_for, read_bytes, version_of, write_locked
-from .pending import WatchRecord, dump_pending, parse_pending
+from .pending import WatchRecord, parse_pending
+from .pending_journal import JOURNAL_NAME, with_journal
+from .pending_store import STORE, file_sig
+from .pending_tx import PendingTx
 
 
 @dataclass
@@ -44,27 +48,6 @@ class PendingFile:
     version: str
 
 
-class PendingTx:
-    """The records of `pending.json` under the lock; written back on exit if `records` changed."""
-
-    def __init__(self, records: list[WatchRecord]) -> None:
-        self.records = records
-        self._original = [r.to_json() for r in records]
-
-    @property
-    def changed(self) -> bool:
-        return [r.to_json() for r in self.records] != self._original
-
-    def find(self, watch_id: str) -> WatchRecord | None:
-        return next((r for r in self.records if r.watch_id == watch_id), None)
-
-    def remove(self, watch_id: str) -> WatchRecord | None:
-        rec = self.find(watch_id)
-        if rec is not None:
-            self.records.remove(rec)
-        return rec
-
-
 class Workspace:
     """One workspace folder. Cheap to construct; holds no file content."""
 
@@ -73,7 +56,9 @@ class Workspace:
         self.a2a_dir = self.root / ".volcanic" / "a2a"
         self.agents_path = self.a2a_dir / "agents.json"
         self.pending_path = self.a2a_dir / "pending.json"
+        self.journal_path = self.a2a_dir / JOURNAL_NAME  # sends' records, read with pending.json (pending_journal.py)
         self.inbox_dir = self.root / "inbox" / "a2a"
+        self._lock: FileLock | None = None
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -93,7 +78,9 @@ class Workspace:
 
     @property
     def lock(self) -> FileLock:
-        return lock_for(self.a2a_dir / ".lock")
+        if self._lock is None:  # the process's one lock object for the folder, looked up once per workspace
+            self._lock = lock_for(self.a2a_dir / ".lock")
+        return self._lock
 
     # agents.json
 
@@ -158,38 +145,40 @@ class Workspace:
     # pending.json
 
     def read_pending(self) -> PendingFile:
-        data = read_bytes(self.pending_path)
+        """The records of `pending.json` with its journal applied (read journal first: a fold in between
+        empties it, and is then read again)."""
+        for _ in range(3):
+            before = file_sig(self.journal_path)
+            journal = read_bytes(self.journal_path)
+            data = read_bytes(self.pending_path)
+            if file_sig(self.journal_path) == before:
+                break
         version = version_of(data)
-        if data is None:
+        if data is None and not journal:
             return PendingFile(self.pending_path, [], None, version)
         try:
-            records = parse_pending(data.decode("utf-8"), str(self.pending_path))
+            records = parse_pending(data.decode("utf-8"), str(self.pending_path)) if data is not None else []
         except (ValueError, UnicodeDecodeError) as e:
             return PendingFile(self.pending_path, [], str(e), version)
-        return PendingFile(self.pending_path, records, None, version)
+        return PendingFile(self.pending_path, with_journal(records, journal, data), None, version)
 
-    def _load_for_tx(self) -> PendingTx:
-        pf = self.read_pending()
-        if pf.parse_error:
-            raise FileFormatError(str(self.pending_path), pf.parse_error)
-        return PendingTx(pf.records)
-
-    def _commit(self, tx: PendingTx, durable: bool = True) -> None:
-        if tx.changed:
-            write_locked(self.pending_path, dump_pending(tx.records), durable=durable)
+    def pending_stamp(self) -> tuple[object, ...]:
+        """What changes whenever `read_pending` may read something else (`pending.json` and its journal)."""
+        return (file_sig(self.pending_path), file_sig(self.journal_path))
 
     @contextlib.asynccontextmanager
     async def pending_tx(self, *, durable: bool = True) -> AsyncIterator[PendingTx]:
-        """Read-modify-write `pending.json` under the lock. A malformed file raises and is left alone.
-        `durable=False`: no fsync (the change survives this process dying, not the machine crashing)."""
+        """Read-modify-write `pending.json` under the lock (`PendingTx`). A malformed file raises and is left
+        alone. `durable=False`: no fsync (the change survives this process dying, not the machine crashing);
+        such a change that only adds or removes records is a line appended to the journal."""
         async with self.lock.ahold():
-            tx = self._load_for_tx()
+            tx = STORE.load(self)
             yield tx
-            self._commit(tx, durable)
+            STORE.write(self, tx, STORE.plan(tx, durable=durable))
 
     @contextlib.contextmanager
-    def pending_tx_sync(self) -> Iterator[PendingTx]:
+    def pending_tx_sync(self, *, durable: bool = True) -> Iterator[PendingTx]:
         with self.lock.hold():
-            tx = self._load_for_tx()
+            tx = STORE.load(self)
             yield tx
-            self._commit(tx)
+            STORE.write(self, tx, STORE.plan(tx, durable=durable))

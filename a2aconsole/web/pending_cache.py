@@ -1,38 +1,30 @@
 """`pending.json` as the console's pages read it: parsed once per version of the file, not once per view.
 
 The dashboard and the watch table read every workspace's file on every render (each live update of each tab):
-10,000 watches are ~60 ms of JSON each time. A file is known by one `stat()`: inode, size and mtime in ns. Every
+10,000 watches are ~60 ms of JSON each time. A file is known by its `stat()`: inode, size and mtime in ns. Every
 write replaces the file (`atomic_write`: a new inode), so whoever writes it (the worker, `manage.py a2a send`,
-an editor) is seen at the next read. Readers share the parsed records: they must not change them (the writers
+an editor) is seen at the next read; a send's record, a line appended to the journal beside it, changes the
+journal's size (`Workspace.pending_stamp`). Readers share the parsed records: they must not change them (the writers
 read the file afresh under its lock, `Workspace.pending_tx`).
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 
 from a2aconsole.core.workspace import PendingFile, Workspace
 
 _lock = threading.Lock()
-_parsed: dict[Path, tuple[tuple[int, int, int], PendingFile]] = {}
+_parsed: dict[Path, tuple[tuple[object, ...], PendingFile]] = {}
 KEPT = 64  # workspaces remembered (each chat target may have its own)
 
 
-def signature(path: Path) -> tuple[int, int, int] | None:
-    """The file's (inode, size, mtime_ns); None when it cannot be stat'ed (missing: read as empty each time)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
-
-
 def read_pending(ws: Workspace) -> PendingFile:
-    """`ws.read_pending()`, from memory while the file is as it was when last parsed."""
+    """`ws.read_pending()`, from memory while the file and its journal are as they were when last parsed."""
     path = ws.pending_path
-    sig = signature(path)
+    stamp = ws.pending_stamp()  # pending.json and its journal (a send's record is a journal line)
+    sig = stamp if stamp[0] is not None else None
     with _lock:
         hit = _parsed.get(path)
     if sig is not None and hit is not None and hit[0] == sig:

@@ -45,7 +45,7 @@ async def test_api_call_flushes_kept_results(workspace: Workspace, hook: Loopbac
     )
     _, token = await sync_to_async(ApiToken.issue)(target)
     async with workspace.pending_tx() as tx:
-        tx.records += [kept("w1", "bot", "first result"), kept("w2", "bot", "second result")]
+        tx.add(kept("w1", "bot", "first result"), kept("w2", "bot", "second result"))
 
     from a2aconsole.web.runtime import get_runtime
 

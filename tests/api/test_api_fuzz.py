@@ -117,7 +117,7 @@ async def host(workspace: Workspace) -> AsyncIterator[Host]:
     workspace.save_agents([{"name": "echo", "url": f"http://127.0.0.1:{_closed_port()}/"}], None)
     (workspace.root / "notes.txt").write_text("notes", encoding="utf-8")
     async with workspace.pending_tx() as tx:
-        tx.records.append(WatchRecord(watch_id="w1", target="another-chat", agent="echo", task_id="t-1"))
+        tx.add(WatchRecord(watch_id="w1", target="another-chat", agent="echo", task_id="t-1"))
     async with fresh_runtime():
         yield await make_host(workspace)
 

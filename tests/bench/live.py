@@ -62,7 +62,7 @@ records = [WatchRecord(f"w{i}", "console", "bot", f"task-{i:05d}", f"ctx-{i}", s
 
 async def write() -> None:
     async with ws.pending_tx() as tx:
-        tx.records.extend(records)
+        tx.add(*records)
 
 asyncio.run(write())
 STATES = ["working", "input-required", "submitted", "auth-required"]

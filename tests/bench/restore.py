@@ -360,7 +360,7 @@ def write_pending(ws_dir: Path, push_url: str, sub_url: str, pushes: int, subs: 
 
     async def write() -> None:
         async with ws.pending_tx() as tx:
-            tx.records.extend(records)
+            tx.add(*records)
 
     asyncio.run(write())
 

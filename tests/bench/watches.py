@@ -224,7 +224,7 @@ async def bench(watches: int, finishing: int) -> dict[str, Any]:
         # polls fall due on their own (as real watches, armed at different times, do) rather than inside a
         # round of 10,000 that a shared start would line up.
         async with ws.pending_tx() as tx:
-            tx.records.extend(records(range(finishing, watches)))
+            tx.add(*records(range(finishing, watches)))
         del tx
 
         http = new_http_client()
@@ -262,7 +262,7 @@ async def bench(watches: int, finishing: int) -> dict[str, Any]:
             )
 
         async with ws.pending_tx() as tx:
-            tx.records.extend(records(range(finishing)))
+            tx.add(*records(range(finishing)))
         del tx
         await registry.rescan(ws)  # as the worker does on a wake-up
         await clock.wait_for_sleepers(watches)

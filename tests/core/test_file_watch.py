@@ -46,7 +46,7 @@ async def test_other_writers_are_reported_and_this_process_own_pending_writes_ar
     await asyncio.wait_for(watch.ready.wait(), BOUND)
 
     async with one.pending_tx() as tx:  # this process's own write (the registry's, the tool's): not reported
-        tx.records.append(WatchRecord("w1", "console", "bot", "t1"))
+        tx.add(WatchRecord("w1", "console", "bot", "t1"))
     one.agents_path.write_text(json.dumps([{"name": "bot", "url": "http://127.0.0.1:9/"}]), encoding="utf-8")
     await calls.until(one, "agents.json")
     assert all("pending.json" not in names for _, names in calls.seen)
@@ -74,15 +74,15 @@ async def test_an_own_write_carrying_another_writers_change_is_not_skipped(tmp_p
     the watcher looked: the file is this process's write, yet holds a change the worker has not followed."""
     ws = Workspace(tmp_path)
     async with ws.pending_tx() as tx:
-        tx.records.append(WatchRecord("mine", "console", "bot", "t1"))
+        tx.add(WatchRecord("mine", "console", "bot", "t1"))
     assert written_here(ws.pending_path)
     ws.pending_path.write_bytes(dump_pending([*ws.read_pending().records, WatchRecord("cli", "console", "bot", "t2")]))
     assert not written_here(ws.pending_path)
     async with ws.pending_tx() as tx:
-        tx.records.append(WatchRecord("mine-2", "console", "bot", "t3"))
+        tx.add(WatchRecord("mine-2", "console", "bot", "t3"))
     assert not written_here(ws.pending_path)  # it carries "cli": reported until the watcher has seen it
     mark_seen(ws.pending_path)
     assert written_here(ws.pending_path)
     async with ws.pending_tx() as tx:
-        tx.records.append(WatchRecord("mine-3", "console", "bot", "t4"))
+        tx.add(WatchRecord("mine-3", "console", "bot", "t4"))
     assert written_here(ws.pending_path)

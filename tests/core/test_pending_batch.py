@@ -6,10 +6,12 @@ import asyncio
 
 import pytest
 
+from a2aconsole.core import pending_store
 from a2aconsole.core.errors import FileFormatError
 from a2aconsole.core.files import atomic_write
 from a2aconsole.core.pending import WatchRecord, dump_pending
 from a2aconsole.core.pending_batch import PendingBatcher
+from a2aconsole.core.pending_store import STORE
 from a2aconsole.core.workspace import Workspace
 
 
@@ -19,17 +21,15 @@ def rec(i: int) -> WatchRecord:
 
 async def test_concurrent_changes_share_writes_and_all_land(workspace: Workspace, monkeypatch) -> None:
     async with workspace.pending_tx() as tx:
-        tx.records.extend(rec(i) for i in range(200))
+        tx.add(*(rec(i) for i in range(200)))
     batcher = PendingBatcher()
     writes = []
-    commit = batcher._commit
-    monkeypatch.setattr(
-        batcher, "_commit", lambda ws, records, *rest: (writes.append(len(records)), commit(ws, records, *rest))
-    )
+    write = pending_store.write_locked
+    monkeypatch.setattr(pending_store, "write_locked", lambda *a, **kw: (writes.append(a[0]), write(*a, **kw)))
 
     def claim(i: int):
         def change(tx):
-            r = tx.find(f"w{i}")
+            r = tx.edit(f"w{i}")
             r.undelivered = f"text {i}"
             return r.watch_id
 
@@ -46,7 +46,7 @@ async def test_concurrent_changes_share_writes_and_all_land(workspace: Workspace
 
     # someone else rewrites the file: the next batch reads it again instead of its own last copy
     async with workspace.pending_tx() as tx:
-        tx.records.append(rec(999))
+        tx.add(rec(999))
     assert await batcher.apply(workspace, lambda tx: tx.find("w999") is not None)
     assert workspace.read_pending().records[-1].watch_id == "w999"
 
@@ -66,29 +66,28 @@ async def test_malformed_file_fails_every_change_and_stays(workspace: Workspace)
 async def test_file_is_what_dump_pending_writes_and_only_changed_records_are_encoded(
     workspace: Workspace, monkeypatch
 ) -> None:
-    """A batch re-encodes only the records its changes found; the bytes equal a full `dump_pending`."""
-    from a2aconsole.core import pending_batch
-
+    """A batch re-encodes only the records its changes edited; the bytes equal a full `dump_pending`."""
     async with workspace.pending_tx() as tx:
-        tx.records.extend(rec(i) for i in range(50))
+        tx.add(*(rec(i) for i in range(50)))
         tx.records[3].extra = {"message": 'é \n "quoted"', "nested": {"a": [1, 2]}}  # nested: never kept
         tx.records[4].extra = {"count": 1}  # a number: never kept (1 == True, but not in JSON)
     batcher = PendingBatcher()
     encoded: list[str] = []
-    record_text = pending_batch._record_text
-    monkeypatch.setattr(pending_batch, "_record_text", lambda d: (encoded.append(d["watchId"]), record_text(d))[1])
+    record_text = pending_store._record_text
+    monkeypatch.setattr(pending_store, "_record_text", lambda d: (encoded.append(d["watchId"]), record_text(d))[1])
 
     def claim(tx):
-        r = tx.find("w7")
+        r = tx.edit("w7")
         r.undelivered = "done ✓"
         return r
 
-    await batcher.apply(workspace, claim)  # first batch: the file was read, every record encoded
+    STORE.forget(workspace)  # as if another process wrote the file
+    await batcher.apply(workspace, claim)  # the file was read: every record encoded
     assert len(encoded) == 50
     assert workspace.pending_path.read_bytes() == dump_pending(workspace.read_pending().records)
 
     encoded.clear()
-    await batcher.apply(workspace, lambda tx: setattr(tx.find("w9"), "state", "completed"))
+    await batcher.apply(workspace, lambda tx: setattr(tx.edit("w9"), "state", "completed"))
     await batcher.apply(workspace, lambda tx: tx.remove("w7"))
     assert sorted(encoded) == ["w3", "w3", "w4", "w4", "w9"]  # the changed one, plus the two never kept
     records = workspace.read_pending().records
@@ -96,14 +95,14 @@ async def test_file_is_what_dump_pending_writes_and_only_changed_records_are_enc
     assert [r.watch_id for r in records] == [f"w{i}" for i in range(50) if i != 7]
     assert records[8].state == "completed" and records[3].extra["nested"] == {"a": [1, 2]}
 
-    encoded.clear()  # a change that walks every record may have changed any: all are compared again
-    await batcher.apply(workspace, lambda tx: setattr(tx.records[0], "source", "subscribe"))
-    assert encoded == ["w0", "w3", "w4"]  # compared by JSON: only the changed (and never-kept) are re-encoded
+    encoded.clear()
+    await batcher.apply(workspace, lambda tx: setattr(tx.edit(tx.records[0].watch_id), "source", "subscribe"))
+    assert sorted(encoded) == ["w0", "w3", "w4"]  # the edited one (and the never-kept)
     assert workspace.read_pending().records[0].source == "subscribe"
     assert workspace.pending_path.read_bytes() == dump_pending(workspace.read_pending().records)
 
-    await batcher.apply(workspace, lambda tx: tx.records.append(rec(77)))  # added by walking the records
-    await batcher.apply(workspace, lambda tx: setattr(tx.find("w77"), "undelivered", "found"))
+    await batcher.apply(workspace, lambda tx: tx.add(rec(77)))
+    await batcher.apply(workspace, lambda tx: setattr(tx.edit("w77"), "undelivered", "found"))
     assert workspace.read_pending().records[-1].undelivered == "found"
     assert workspace.pending_path.read_bytes() == dump_pending(workspace.read_pending().records)
 
@@ -114,22 +113,20 @@ async def test_file_is_what_dump_pending_writes_and_only_changed_records_are_enc
 async def test_failed_write_fails_its_changes_and_the_next_batch_starts_from_the_file(
     workspace: Workspace, monkeypatch
 ) -> None:
-    from a2aconsole.core import pending_batch
-
     async with workspace.pending_tx() as tx:
-        tx.records.extend(rec(i) for i in range(5))
+        tx.add(*(rec(i) for i in range(5)))
     batcher = PendingBatcher()
     await batcher.apply(workspace, lambda tx: tx.remove("w0"))  # texts and records now kept in memory
-    write = pending_batch.write_locked
+    write = pending_store.write_locked
 
-    def fail_once(path, data):
-        monkeypatch.setattr(pending_batch, "write_locked", write)
+    def fail_once(path, data, **kw):
+        monkeypatch.setattr(pending_store, "write_locked", write)
         raise OSError("disk full")
 
-    monkeypatch.setattr(pending_batch, "write_locked", fail_once)
+    monkeypatch.setattr(pending_store, "write_locked", fail_once)
     with pytest.raises(OSError):
-        await batcher.apply(workspace, lambda tx: setattr(tx.find("w1"), "undelivered", "lost"))
-    await batcher.apply(workspace, lambda tx: setattr(tx.find("w2"), "undelivered", "kept"))
+        await batcher.apply(workspace, lambda tx: setattr(tx.edit("w1"), "undelivered", "lost"))
+    await batcher.apply(workspace, lambda tx: setattr(tx.edit("w2"), "undelivered", "kept"))
     records = workspace.read_pending().records
     assert [(r.watch_id, r.undelivered) for r in records] == [("w1", None), ("w2", "kept"), ("w3", None), ("w4", None)]
     assert workspace.pending_path.read_bytes() == dump_pending(records)
@@ -137,7 +134,7 @@ async def test_failed_write_fails_its_changes_and_the_next_batch_starts_from_the
 
 async def test_a_batched_write_sweeps_temp_files_a_killed_writer_left(workspace: Workspace) -> None:
     async with workspace.pending_tx() as tx:
-        tx.records.append(rec(1))
+        tx.add(rec(1))
     # what a writer killed between its temp file and the rename leaves beside pending.json
     stale = workspace.pending_path.parent / ".pending.json.k1ll3d.tmp"
     stale.write_bytes(b'{"watches": [torn')

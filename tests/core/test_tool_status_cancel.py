@@ -60,8 +60,8 @@ async def test_status_settled_task_ends_watch(http, workspace: Workspace, sdk_ag
     tool = make_tool(http, workspace)
     sent = await tool.run("send", {"agent": "echo", "message": "ask"}, TARGET)
     async with workspace.pending_tx() as tx:  # as if a watch had taken the task over
-        tx.records.append(WatchRecord("w1", TARGET, "echo", sent["taskId"], sent["contextId"]))
-        tx.records.append(WatchRecord("w2", "other-chat", "echo", sent["taskId"], sent["contextId"]))
+        tx.add(WatchRecord("w1", TARGET, "echo", sent["taskId"], sent["contextId"]))
+        tx.add(WatchRecord("w2", "other-chat", "echo", sent["taskId"], sent["contextId"]))
     status = await tool.run("status", {"agent": "echo", "taskId": sent["taskId"]}, TARGET)
     assert status["state"] == "input-required" and status["question"] == "Which colour?"
     assert [r.watch_id for r in workspace.read_pending().records] == ["w2"]  # only this chat's watch ends

@@ -184,7 +184,7 @@ async def test_watch_timeout_text_says_24h(make_agent, workspace, remote, clock,
     two_days_ago = (clock.now() - timedelta(days=2)).isoformat()
     await add_record(workspace, task, "bot", clock)
     async with workspace.pending_tx() as tx:
-        tx.records[0].started_at = two_days_ago
+        tx.edit(tx.records[0].watch_id).started_at = two_days_ago
     await reg.start([workspace])  # restored a day after its deadline: the notice goes out at once
     [(_, text)] = await delivery.wait_for(1)
     assert text == f"bot gave no result for task {task.id} within 24h; you can check it with action=status"

@@ -243,26 +243,26 @@ async def test_pending_unknown_fields_round_trip(workspace: Workspace) -> None:
     async with workspace.pending_tx() as tx:
         assert tx.find("w1").target == "42"
         tx.remove("w2")
-        tx.find("w1").undelivered = "the result"
+        tx.edit("w1").undelivered = "the result"
     saved = json.loads(workspace.pending_path.read_text())
     assert saved == [{**raw[0], "target": "42", "undelivered": "the result"}]
 
 
 def test_pending_tx_writes_only_on_change(workspace: Workspace) -> None:
     with workspace.pending_tx_sync() as tx:
-        assert tx.records == []
+        assert tx.records == ()
     assert not workspace.pending_path.exists()
     with workspace.pending_tx_sync() as tx:
-        tx.records.append(record())
+        tx.add(record())
     assert [r.watch_id for r in workspace.read_pending().records] == ["w1"]
 
 
 def test_pending_tx_raising_writes_nothing(workspace: Workspace) -> None:
     with workspace.pending_tx_sync() as tx:
-        tx.records.append(record("w1"))
+        tx.add(record("w1"))
     before = workspace.pending_path.read_bytes()
     with pytest.raises(RuntimeError), workspace.pending_tx_sync() as tx:
-        tx.records.append(record("w2"))
+        tx.add(record("w2"))
         raise RuntimeError("abort")
     assert workspace.pending_path.read_bytes() == before
 
@@ -281,7 +281,7 @@ def test_malformed_pending_is_reported_and_left_alone(workspace: Workspace, text
     pf = workspace.read_pending()
     assert pf.records == [] and message in pf.parse_error and str(workspace.pending_path) in pf.parse_error
     with pytest.raises(FileFormatError) as e, workspace.pending_tx_sync() as tx:
-        tx.records.append(record())
+        tx.add(record())
     assert message in str(e.value) and str(e.value).count(str(workspace.pending_path)) == 1
     assert workspace.pending_path.read_text() == text
 

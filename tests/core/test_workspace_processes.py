@@ -9,11 +9,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from a2aconsole.core.agents import dump_agents
+from a2aconsole.core.pending import WatchRecord, dump_pending
 from a2aconsole.core.workspace import Workspace
 from tests.support.workspace_writer import churn_entries
 
@@ -21,14 +23,32 @@ ROOT = Path(__file__).resolve().parents[2]
 DEADLINE_SECONDS = 60
 
 
-def writer(*args: str) -> subprocess.Popen[str]:
+def writer(*args: str, go: bool = False) -> subprocess.Popen[str]:
+    """`go`: the writer waits for a line on stdin before it starts (as `append` does)."""
     return subprocess.Popen(
         [sys.executable, "-m", "tests.support.workspace_writer", *args],
         cwd=ROOT,
-        stdin=subprocess.PIPE if args[0] == "append" else subprocess.DEVNULL,
+        stdin=subprocess.PIPE if go or args[0] == "append" else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         text=True,
     )
+
+
+def kill_at_random(
+    proc: subprocess.Popen[str], rng: random.Random, most: int, look: Callable[[], object], started: Callable[[], None]
+) -> None:
+    """Once the writer said `ready` and `started()` returned, let a random number of `look()`s pass (up to
+    `most`), then SIGKILL it wherever it is; reaped either way."""
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        started()
+        for _ in range(rng.randrange(1, most)):
+            look()
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
 
 
 def load_if_present(path: Path) -> list | None:
@@ -71,26 +91,95 @@ def test_two_processes_lose_no_update_and_the_files_stay_valid(workspace: Worksp
     assert not list(workspace.a2a_dir.glob("*.tmp"))
 
 
+def test_two_processes_sending_lose_no_record_and_keep_none_too_many(workspace: Workspace) -> None:
+    """Sends' records as journal lines and the watches they become as folds, from two processes at once: every
+    watch is there once, every answered send's record is gone, the file is in its own format."""
+    n = 40
+    procs = [writer("journal", str(workspace.root), who, str(n), go=True) for who in ("a", "b")]
+    for p in procs:
+        assert p.stdout.readline() == "ready\n"
+    for p in procs:
+        p.stdin.write("go\n")
+        p.stdin.close()
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while any(p.poll() is None for p in procs):
+        assert time.monotonic() < deadline, "writers did not finish"
+        ids = [r.watch_id for r in workspace.read_pending().records]
+        assert len(ids) == len(set(ids))  # a reader never sees a record twice (journal and file)
+    assert [p.returncode for p in procs] == [0, 0]
+    for p in procs:
+        p.stdout.close()
+    records = workspace.read_pending().records
+    for who in ("a", "b"):
+        mine = [(r.watch_id, r.state) for r in records if r.agent == who]
+        assert mine == [(f"{who}-{i}", "working") for i in range(0, n, 2)]
+    with workspace.pending_tx_sync() as tx:  # a durable change folds what is left of the journal
+        tx.remove("a-0")
+    assert workspace.pending_path.read_bytes() == dump_pending(workspace.read_pending().records)
+    assert not workspace.journal_path.exists() or not workspace.journal_path.read_bytes()
+
+
+def test_a_sending_writer_killed_anywhere_loses_no_record_and_doubles_none(workspace: Workspace) -> None:
+    """Kill a writer of sends' records (journal lines, folds) at random instants: each run's watches are there
+    for every round before the last, its answered sends are gone, only its last record may still be sending
+    (as after a send killed in its wait: a worker adopts it); every earlier record stays; nothing is there
+    twice, and no record that became a watch is sending again."""
+    rng = random.Random(20261203)
+    kept: dict[str, str] = {}
+    for run in range(25):
+        proc = writer("journal", str(workspace.root), f"r{run}", "-1", "3000")  # big records: long folds
+        kill_at_random(proc, rng, 3000, workspace.journal_path.stat, lambda: None)
+        records = workspace.read_pending().records
+        ids = [r.watch_id for r in records]
+        assert len(ids) == len(set(ids)), "a record is there twice"
+        now = {r.watch_id: r.state for r in records}
+        assert {k: now.get(k) for k in kept} == kept, "an earlier record was lost or changed"
+        mine = {int(r.watch_id.split("-")[1]): r.state for r in records if r.agent == f"r{run}"}
+        last = max(mine)
+        assert {i: s for i, s in mine.items() if i < last} == dict.fromkeys(range(0, last, 2), "working")
+        assert mine[last] in (("sending", "working") if last % 2 == 0 else ("sending",))
+        kept = now
+    with workspace.pending_tx_sync() as tx:  # the next durable change folds the journal, whatever was left
+        tx.remove("r0-0")
+    assert workspace.pending_path.read_bytes() == dump_pending(workspace.read_pending().records)
+    assert {r.watch_id: r.state for r in workspace.read_pending().records} == {
+        k: v for k, v in kept.items() if k != "r0-0"
+    }
+
+
+@pytest.mark.parametrize(("phase", "state"), [("before-replace", "sending"), ("after-replace", "working")])
+def test_a_writer_killed_folding_the_journal_leaves_the_record_before_or_after(
+    workspace: Workspace, phase: str, state: str
+) -> None:
+    """Killed after pending.json was replaced but before the journal was emptied, the journal's line is not
+    applied again: the watch is not back to sending (the fold line says the file already has it)."""
+    with workspace.pending_tx_sync() as tx:
+        tx.add(WatchRecord(watch_id="w0", target="t", agent="bot", task_id="0"))
+    proc = writer("journal-crash", str(workspace.root), phase)
+    proc.communicate(timeout=DEADLINE_SECONDS)
+    assert proc.returncode == -signal.SIGKILL
+    assert [(r.watch_id, r.state) for r in workspace.read_pending().records] == [("w0", ""), ("s1", state)]
+    with workspace.pending_tx_sync() as tx:  # the next durable change folds it for good
+        assert [(r.watch_id, r.state) for r in tx.records] == [("w0", ""), ("s1", state)]
+        tx.remove("w0")
+    assert [(r.watch_id, r.state) for r in workspace.read_pending().records] == [("s1", state)]
+    assert workspace.journal_path.read_bytes() == b""
+
+
 def test_a_writer_killed_mid_save_leaves_old_or_new_content(workspace: Workspace) -> None:
     padding = 300_000  # a big file makes the write window wide, so kills land inside saves
     rng = random.Random(20261202)
     last_counter = -1
     for _ in range(30):
         proc = writer("churn", str(workspace.root), str(padding))
-        try:
-            assert proc.stdout.readline() == "ready\n"
-            # Once it is saving in its loop, let a random number of look-ups pass, then kill it wherever it is.
+
+        def saving() -> None:  # once it is saving in its loop
             inode = workspace.agents_path.stat().st_ino
             deadline = time.monotonic() + DEADLINE_SECONDS
             while workspace.agents_path.stat().st_ino == inode:
                 assert time.monotonic() < deadline, "writer made no progress"
-            for _ in range(rng.randrange(1, 2000)):
-                workspace.agents_path.stat()
-            proc.send_signal(signal.SIGKILL)
-        finally:
-            proc.kill()
-            proc.wait()
-            proc.stdout.close()
+
+        kill_at_random(proc, rng, 2000, workspace.agents_path.stat, saving)
         assert proc.returncode == -signal.SIGKILL
 
         raw = workspace.agents_path.read_bytes()

@@ -227,7 +227,7 @@ async def add_record(
         **kw,
     )
     async with ws.pending_tx() as tx:
-        tx.records.append(rec)
+        tx.add(rec)
     return rec
 
 

@@ -126,7 +126,7 @@ async def test_failures_return_false_and_never_log_the_token(bot_api, http, cloc
 async def test_down_then_up_delivers_exactly_the_kept_results(bot_api, http, workspace) -> None:
     clock = SignalClock()
     async with workspace.pending_tx() as tx:
-        tx.records += [kept("w1", "tg", "result one"), kept("w2", "tg", "result two"), kept("w3", "gone", "other")]
+        tx.add(kept("w1", "tg", "result one"), kept("w2", "tg", "result two"), kept("w3", "gone", "other"))
     bot_api.script = [(502, {"ok": False}), (502, {"ok": False})]  # the Bot API is down at first
     delivery = BackendDelivery({"tg": (chat(), backend(bot_api, http, clock))})
     sink = WaitableSink()

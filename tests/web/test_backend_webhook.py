@@ -107,7 +107,7 @@ async def test_signed_post_verifies_and_a_replay_is_refused(host, http) -> None:
 async def test_500_then_200_delivers_once_more_and_no_more(host, http, workspace) -> None:
     clock = SignalClock()
     async with workspace.pending_tx() as tx:
-        tx.records.append(kept("w-42", "bot", "the result"))
+        tx.add(kept("w-42", "bot", "the result"))
     host.script = [(500, {"error": "busy"})]
     delivery = BackendDelivery({"bot": (hook_target(host), WebhookBackend(http, clock))})
     sink = WaitableSink()

@@ -122,7 +122,7 @@ async def test_worker_restores_and_delivers_nothing(off_runtime: Runtime, off: W
     task = await start_task(off_runtime.remote, off, "bot", "hold off")  # started before the client was turned off
     async with off.pending_tx() as tx:
         for i, kept in enumerate((None, "[A2A result] kept")):
-            tx.records.append(WatchRecord(f"w{i}", "console", "bot", task.id, task.context_id, undelivered=kept))
+            tx.add(WatchRecord(f"w{i}", "console", "bot", task.id, task.context_id, undelivered=kept))
     before = [r.to_json() for r in off.read_pending().records]
     for message in ({"type": "watch.rescan"}, {"type": "target.flush", "target": "console"}):
         await dispatch(message)

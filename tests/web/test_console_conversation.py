@@ -178,7 +178,7 @@ async def test_dashboard_and_inbox_show_what_needs_the_owner(
         target=console_target, agent="bot", task_id="t9", state="completed", text="done!"
     )
     async with ws.pending_tx() as tx:
-        tx.records.append(WatchRecord("w9", "console", "bot", "t8", undelivered="kept result text"))
+        tx.add(WatchRecord("w9", "console", "bot", "t8", undelivered="kept result text"))
     ws.agents_path.parent.mkdir(parents=True, exist_ok=True)
     ws.agents_path.write_text("[oops")
     r = await owner.get("/")
@@ -230,7 +230,7 @@ async def test_task_page_raw_json_masks_the_workspace_push_tokens(
 
     token = "push-token-" + "p" * 32
     async with ws.pending_tx() as tx:
-        tx.records.append(WatchRecord("w-other", "console", "bot", "t-other", push_token=token, source="push"))
+        tx.add(WatchRecord("w-other", "console", "bot", "t-other", push_token=token, source="push"))
     agent = make_agent()
     add_agent(ws, agent)
     await owner.post("/chat/console/send/", {"agent": "bot", "message": f"hello {token}"})

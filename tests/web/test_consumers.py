@@ -37,7 +37,7 @@ async def test_watch_table_sent_at_connect_and_after_event(ws: Workspace, owner_
     first = await comm.receive_from(timeout=5)
     assert 'id="watch-table"' in first and "No watches" in first
     async with ws.pending_tx() as tx:
-        tx.records.append(WatchRecord("w1", "console", "bot", "task-123", "ctx-9", started_at="2026-01-01T00:00:00Z"))
+        tx.add(WatchRecord("w1", "console", "bot", "task-123", "ctx-9", started_at="2026-01-01T00:00:00Z"))
     await get_channel_layer().group_send(ALL_GROUP, {"type": "a2a.event", "event": {"kind": "watch.armed"}})
     html = await comm.receive_from(timeout=5)
     assert 'id="watch-table"' in html and "1 of 1 watch" in html

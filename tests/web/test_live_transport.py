@@ -33,7 +33,7 @@ MIB = 1024 * 1024
 async def add_watches(ws: Workspace, count: int, start: int = 0) -> None:
     async with ws.pending_tx() as tx:
         for i in range(start, start + count):
-            tx.records.append(
+            tx.add(
                 WatchRecord(f"w{i}", "console", "bot", f"task-{i:05d}", f"ctx-{i}", started_at="2026-01-01T00:00:00Z")
             )
 
@@ -81,7 +81,7 @@ async def test_a_change_sends_the_one_affected_row(ws: Workspace, owner_cookie: 
     # a watch armed is inserted at the top, one that ended is deleted: the table is never sent again
     await add_watches(ws, 1, start=50)
     async with ws.pending_tx() as tx:
-        tx.records = [r for r in tx.records if r.watch_id != "w3"]
+        tx.remove("w3")
     await get_channel_layer().group_send(ALL_GROUP, event("task-00050", "watch.armed"))
     frame = "".join(await frames_until(comm, lambda t: 'id="watch-w50"' in t))
     assert '<tbody hx-swap-oob="afterbegin:#watch-rows">' in frame and 'id="watch-w50"' in frame

@@ -27,7 +27,7 @@ def watches_line(html: str) -> str:
 def test_dashboard_shows_another_process_write_and_an_edit_in_place(ws: Workspace, client) -> None:
     client.force_login(create_owner())
     with ws.pending_tx_sync() as tx:
-        tx.records.append(WatchRecord("w1", "console", "bot", "t1", source="poll"))
+        tx.add(WatchRecord("w1", "console", "bot", "t1", source="poll"))
     assert watches_line(client.get("/").text) == "1: ['1', 'by', 'poll']"
     assert pending_cache.read_pending(ws) is pending_cache.read_pending(ws)  # parsed once while unchanged
 
@@ -55,5 +55,9 @@ def test_watch_table_shows_a_watch_written_since_the_last_view(ws: Workspace, cl
     client.force_login(create_owner())
     assert "No watches" in client.get("/watches/").text
     with ws.pending_tx_sync() as tx:
-        tx.records.append(WatchRecord("w1", "console", "bot", "task-new-1"))
+        tx.add(WatchRecord("w1", "console", "bot", "task-new-1"))
     assert "task-new-1" in client.get("/watches/").text
+    # a send's record is a line of the journal beside pending.json: the file itself is not rewritten
+    with ws.pending_tx_sync(durable=False) as tx:
+        tx.add(WatchRecord("w2", "console", "bot", "task-sending-2", state="sending"))
+    assert "task-sending-2" in client.get("/watches/").text

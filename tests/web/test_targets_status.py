@@ -27,8 +27,8 @@ def fill(ws: Workspace, started: datetime) -> None:
         None,
     )
     with ws.pending_tx_sync() as tx:
-        tx.records.extend(
-            [
+        tx.add(
+            *[
                 _record("w1", "travel-bot", "task-1", "push", started),
                 _record("w2", "echo", "task-2", "poll", started - timedelta(hours=3)),
                 _record("w3", "echo", "task-3", "poll", started, undelivered="kept text"),

@@ -165,7 +165,7 @@ async def test_web_process_without_registry_writes_files_and_wakes_worker(worksp
     watches = runtime.tool.watches  # no registry in this runtime: files first, then a wake-up
     rec = WatchRecord("w9", "chat1", "bot", "t9", started_at=clock.now().isoformat())
     async with workspace.pending_tx() as tx:
-        tx.records.append(rec)
+        tx.add(rec)
     await watches.arm(workspace, rec)
     assert await layer.receive("a2a-watches") == {
         "type": "watch.arm",

@@ -175,12 +175,12 @@ class WatchesLive(LivePage):
         return found
 
     @staticmethod
-    def _files() -> tuple[tuple[str, tuple[int, int, int] | None], ...]:
-        """Each workspace's pending.json as the file system knows it: the watches are as before while it is."""
-        from a2aconsole.web import pending_cache
+    def _files() -> tuple[tuple[str, tuple[object, ...]], ...]:
+        """Each workspace's pending.json (and its journal) as the file system knows it: the watches are as before
+        while it is."""
         from a2aconsole.web.views import scope
 
-        return tuple((str(ws.root), pending_cache.signature(ws.pending_path)) for ws in scope.all_workspaces())
+        return tuple((str(ws.root), ws.pending_stamp()) for ws in scope.all_workspaces())
 
     def _remember(self, tab: Tab, ctx: dict[str, Any]) -> None:
         tab.memo["shown"] = [r["watch_id"] for r in ctx["rows"]]
