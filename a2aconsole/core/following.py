@@ -191,6 +191,11 @@ class Follower:
         try:
             if self._send_done(await self._send_check(conn)):
                 return self.latest
+            # not started yet when asked: a quick task has settled by the next round trip, which costs less than
+            # opening a stream (about half the sends to a fast agent find it still submitted at first)
+            submitted = self.latest is not None and self.latest.state == "submitted"
+            if submitted and self.sending and self._send_done(await self._send_check(conn)):
+                return self.latest
             if conn.streaming and self.sending:
                 streamed = await self._send_stream(conn)
                 if streamed is not None:
