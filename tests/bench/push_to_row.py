@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import json
 import os
 import socket
@@ -158,6 +159,7 @@ class Setup:
         self.agent = subprocess.Popen(
             [sys.executable, "-m", "tests.bench.push_to_row", "--agent", str(port_file), str(watches)], cwd=ROOT
         )
+        atexit.register(self.agent.kill)  # a set-up that fails must not leave the agent holding our stdout
         while not port_file.exists() or not port_file.read_text():
             time.sleep(0.05)
         self.agent_url = port_file.read_text()
@@ -175,7 +177,7 @@ class Setup:
 
         async def write() -> None:
             async with ws.pending_tx() as tx:
-                tx.records.extend(records)
+                tx.add(*records)
 
         asyncio.run(write())
         self.watches = watches
