@@ -106,7 +106,7 @@ async def over_the_wire(n: int, server: Any, agent_url: str, token: str, tab: st
     card = await Remote(bare_http).fetch_card(ws.read_agents().entries[0])
     client = ClientFactory(
         ClientConfig(httpx_client=bare_http, streaming=False, supported_protocol_bindings=BINDINGS)
-    ).create(card)
+    ).create(card.sdk_card)
 
     async def via_api(i: int) -> None:
         r = await api.post(
