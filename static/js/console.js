@@ -12,6 +12,23 @@ document.addEventListener("htmx:afterRequest", function (event) {
   if (box) box.value = "";
 });
 
+// An ordinary htmx reply that is one element with an id (the chat's `#reply` answer panel) takes the place of
+// the element with that id around its target, never a place inside it: a form in the panel targeting itself
+// would otherwise nest a second `#reply` in the first (two answer panels, two elements with one id).
+document.addEventListener("htmx:beforeSwap", function (event) {
+  var d = event.detail;
+  if (!d.xhr || !d.shouldSwap || !d.target || typeof d.serverResponse !== "string") return;
+  var holder = document.createElement("template");
+  holder.innerHTML = d.serverResponse;
+  var top = holder.content.firstElementChild;
+  if (!top || !top.id || holder.content.children.length !== 1) return;
+  var around = d.target.closest("#" + CSS.escape(top.id));
+  if (around && around !== d.target) {
+    d.target = around;
+    d.swapOverride = "outerHTML";
+  }
+});
+
 // Live fragments (`hx-ext="ws,live"`): a tab hears about more tasks than it shows (the answer panel of one
 // task, the rows its search matches). Before htmx swaps a WebSocket message, the fragments whose target is
 // not on this page are dropped, so htmx has nothing to complain about (htmx:oobErrorNoTarget), and so is a
