@@ -60,6 +60,7 @@ def test_chat_updates_land_without_a_console_error(page: Page, server: ConsoleSe
         expect(reply).not_to_contain_text("Working on it")
         expect(other.locator("#chat-log")).to_contain_text("released chat1")
         expect(page.locator("#chat-log")).to_contain_text("released chat1")
+        assert duplicate_ids(page) == [] and duplicate_ids(other) == []
         shot(page, "conversation-live")
     finally:
         other.close()
@@ -299,6 +300,73 @@ def test_an_answer_in_flight_when_live_updates_land_leaves_one_panel(
     assert errors == []
 
 
+def test_an_answer_typed_in_the_chat_log_survives_a_live_update(
+    page: Page, server: ConsoleServer, bot: TestAgent
+) -> None:
+    """Bug: every live update of the chat renders its log anew, and the answer being typed into a question's
+    form in the log was gone (and its box lost the focus). It stays, focused, the caret where it was."""
+    ensure_bot(server, bot)
+    errors = console_errors(page)
+    page.goto("/chat/console/")
+    live(page)
+    page.get_by_label("Agent").select_option("bot")
+    send(page, "ask")
+    expect(page.locator("#reply")).to_contain_text("Which colour?")
+    task_id = page.locator("#reply").get_attribute("data-task-id")
+    form = page.locator("#chat-log form.answer", has=page.locator(f'input[name="task_id"][value="{task_id}"]'))
+    box = form.get_by_role("textbox")
+    box.fill("blu")
+    other = page.context.new_page()
+    try:
+        other.goto("/chat/console/")
+        other.get_by_label("Agent").select_option("bot")
+        send(other, "hello while you type")
+        expect(other.locator("#reply")).to_contain_text("echo: hello while you type")
+    finally:
+        other.close()
+    expect(page.locator("#chat-log")).to_contain_text("echo: hello while you type")  # the log rendered anew
+    expect(box).to_have_value("blu")
+    expect(box).to_be_focused()
+    page.keyboard.type("e")
+    form.get_by_role("button", name="Answer").click()
+    expect(page.locator("#reply")).to_contain_text("got answer: blue")
+    expect(page.locator("#chat-log")).to_contain_text("got answer: blue")
+    assert duplicate_ids(page) == []
+    assert errors == []
+
+
+def test_an_answer_typed_in_a_panel_a_live_update_replaces_stays(
+    page: Page, server: ConsoleServer, bot: TestAgent
+) -> None:
+    """The answer panel a live update replaces with another render of the same question (here: the panel the
+    send's reply showed, marked as rendered from another state, as a render of the task's earlier state would
+    be) keeps what is typed in its box, the focus and the caret."""
+    ensure_bot(server, bot)
+    errors = console_errors(page)
+    frames = HeldFrames(page)
+    page.goto("/chat/console/")
+    live(page)
+    page.get_by_label("Agent").select_option("bot")
+    frames.hold = True
+    send(page, "ask")
+    reply = page.locator("#reply")
+    expect(reply).to_contain_text("Which colour?")
+    box = reply.get_by_label("Your answer")
+    box.fill("gre")
+    reply.locator("[data-live-key]").evaluate("panel => { panel.dataset.liveKey = 'earlier'; }")
+    assert frames.release() > 0
+    expect(reply.locator('[data-live-key]:not([data-live-key="earlier"])')).to_have_count(1)  # replaced live
+    expect(box).to_have_value("gre")
+    expect(box).to_be_focused()
+    page.keyboard.type("en")
+    reply.get_by_role("button", name="Answer").click()
+    expect(page.locator("#reply")).to_contain_text("got answer: green")
+    expect(page.locator("#chat-log")).to_contain_text("got answer: green")
+    expect(page.locator("#reply")).to_have_count(1)
+    assert duplicate_ids(page) == []
+    assert errors == []
+
+
 def test_progress_shows_live_on_the_watch_row_the_timeline_and_the_conversation(
     page: Page, server: ConsoleServer, bot: TestAgent
 ) -> None:
@@ -339,6 +407,7 @@ def test_progress_shows_live_on_the_watch_row_the_timeline_and_the_conversation(
         expect(task.locator("#task-progress")).to_be_hidden()
         expect(watches.locator("#watch-table")).not_to_contain_text(task_id)
         expect(page.locator("#reply")).to_contain_text("3 steps done")
+        assert duplicate_ids(page) == []
     finally:
         bot.release("prog1")
         bot.release("prog1end")
