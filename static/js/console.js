@@ -12,6 +12,55 @@ document.addEventListener("htmx:afterRequest", function (event) {
   if (box) box.value = "";
 });
 
+// An ordinary htmx reply that is one element with an id (the chat's `#reply` answer panel) takes the place of
+// the element with that id around its target, never a place inside it: a form in the panel targeting itself
+// would otherwise nest a second `#reply` in the first (two answer panels, two elements with one id).
+document.addEventListener("htmx:beforeSwap", function (event) {
+  var d = event.detail;
+  if (!d.xhr || !d.shouldSwap || !d.target || typeof d.serverResponse !== "string") return;
+  var holder = document.createElement("template");
+  holder.innerHTML = d.serverResponse;
+  var top = holder.content.firstElementChild;
+  if (!top || !top.id || holder.content.children.length !== 1) return;
+  var around = d.target.closest("#" + CSS.escape(top.id));
+  if (around && around !== d.target) {
+    d.target = around;
+    d.swapOverride = "outerHTML";
+  }
+});
+
+// What the owner typed into a box a live update replaces (an answer in the chat log or the answer panel) goes
+// into the new box of the same id, now or when it comes back (a panel may show "Working on it" in between), and
+// the box keeps the focus and the caret.
+var typed = {}; // box id -> what was typed, until a box of that id is back
+var refocus = null; // the focused box a live update replaced: {id, start, end}
+
+function keepTyped(old, fresh) {
+  old.querySelectorAll("input[id], textarea[id]").forEach(function (box) {
+    var sent = box.form && box.form.classList.contains("htmx-request"); // its answer is on its way: not kept
+    var own = box.value !== box.defaultValue || box.hasAttribute("data-typed"); // not what the server wrote
+    if (box.value && own && !sent) typed[box.id] = box.value;
+    if (box === document.activeElement) {
+      refocus = { id: box.id, start: box.selectionStart, end: box.selectionEnd };
+    }
+  });
+  fresh.querySelectorAll("input[id], textarea[id]").forEach(function (box) {
+    if (!(box.id in typed) || box.type === "hidden" || box.type === "file") return;
+    if (box.tagName === "TEXTAREA") box.textContent = typed[box.id]; else box.setAttribute("value", typed[box.id]);
+    box.setAttribute("data-typed", ""); // the next live update keeps it too
+    delete typed[box.id];
+  });
+}
+
+document.addEventListener("htmx:wsAfterMessage", function () {
+  var box = refocus && document.getElementById(refocus.id);
+  if (box && document.activeElement !== box && (!document.activeElement || document.activeElement === document.body)) {
+    box.focus();
+    try { box.setSelectionRange(refocus.start, refocus.end); } catch (e) { /* a box without a caret */ }
+  }
+  refocus = null;
+});
+
 // Live fragments (`hx-ext="ws,live"`): a tab hears about more tasks than it shows (the answer panel of one
 // task, the rows its search matches). Before htmx swaps a WebSocket message, the fragments whose target is
 // not on this page are dropped, so htmx has nothing to complain about (htmx:oobErrorNoTarget), and so is a
@@ -32,7 +81,9 @@ htmx.defineExtension("live", {
       }));
       // the same content again (`data-live-key`): left alone, so a form in it keeps what is typed and its request
       var same = here && el.dataset.liveKey !== undefined && here.dataset.liveKey === el.dataset.liveKey;
-      if (found && !same) kept.push(el); else el.remove();
+      if (!found || same) return el.remove();
+      if (here && colon < 0) keepTyped(here, el); // a swap that replaces what is here
+      kept.push(el);
     });
     return holder.innerHTML;
   },

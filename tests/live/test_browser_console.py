@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 from tests.support.agents import TestAgent, start_agent
-from tests.support.browser import WAIT_MS, console_errors, launch, live, shot
+from tests.support.browser import WAIT_MS, console_errors, duplicate_ids, launch, live, shot
 from tests.support.console_server import OWNER, PASSWORD, ConsoleServer
 
 expect.set_options(timeout=WAIT_MS)
@@ -111,6 +111,7 @@ def test_send_and_see_the_answer(page: Page, server: ConsoleServer, bot: TestAge
     expect(reply).to_contain_text("echo: hello from the browser")
     expect(reply.locator("[data-task-state]")).to_have_text("completed")
     expect(page.locator("#chat-log")).to_contain_text("echo: hello from the browser")
+    assert duplicate_ids(page) == []
     shot(page, "conversation")
 
 
@@ -125,6 +126,7 @@ def test_slow_task_completes_without_reload(page: Page, server: ConsoleServer, b
     bot.release("slow1")
     expect(reply.locator("[data-task-state]")).to_have_text("completed")
     expect(page.locator("#chat-log")).to_contain_text("released slow1")
+    assert duplicate_ids(page) == []
 
 
 def test_answer_a_question(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
@@ -138,6 +140,8 @@ def test_answer_a_question(page: Page, server: ConsoleServer, bot: TestAgent) ->
     reply.get_by_label("Your answer").fill("blue")
     reply.get_by_role("button", name="Answer").click()
     expect(page.locator("#reply")).to_contain_text("got answer: blue")
+    expect(page.locator("#chat-log")).to_contain_text("got answer: blue")
+    assert duplicate_ids(page) == []
 
 
 def test_watch_table_recheck_and_cancel(page: Page, server: ConsoleServer, bot: TestAgent) -> None:

@@ -11,7 +11,7 @@ import re
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from playwright.sync_api import Browser, Page, WebSocket, expect
+from playwright.sync_api import APIResponse, Browser, Page, Route, WebSocket, WebSocketRoute, expect
 
 from tests.live.test_browser_console import (  # noqa: F401  (fixtures)
     bot,
@@ -26,6 +26,7 @@ from tests.live.test_browser_console import (  # noqa: F401  (fixtures)
     shot,
 )
 from tests.support.agents import TestAgent
+from tests.support.browser import duplicate_ids
 from tests.support.console_server import OWNER, PASSWORD, ConsoleServer
 
 
@@ -59,6 +60,7 @@ def test_chat_updates_land_without_a_console_error(page: Page, server: ConsoleSe
         expect(reply).not_to_contain_text("Working on it")
         expect(other.locator("#chat-log")).to_contain_text("released chat1")
         expect(page.locator("#chat-log")).to_contain_text("released chat1")
+        assert duplicate_ids(page) == [] and duplicate_ids(other) == []
         shot(page, "conversation-live")
     finally:
         other.close()
@@ -195,6 +197,177 @@ def test_an_answer_being_typed_survives_live_updates(page: Page, server: Console
     expect(reply.get_by_label("Your answer")).to_have_value("green")
     reply.get_by_role("button", name="Answer").click()
     expect(page.locator("#reply")).to_contain_text("got answer: green")
+    expect(page.locator("#chat-log")).to_contain_text("got answer: green")  # the answer's live updates are in
+    expect(page.locator("#reply")).to_have_count(1)
+    assert duplicate_ids(page) == []
+    assert errors == []
+
+
+def focused(page: Page) -> str:
+    """The id of the page's focused element (whether or not the browser's window has the focus)."""
+    return page.evaluate("() => document.activeElement && document.activeElement.id")
+
+
+class HeldFrames:
+    """The chat tab's WebSocket through Playwright: its frames pass, or wait while `hold` is on until `release`
+    (a live update that arrives after an htmx swap, whatever the machine's load)."""
+
+    def __init__(self, page: Page) -> None:
+        self.hold = False
+        self.held: list[str | bytes] = []
+        self.tab: WebSocketRoute | None = None
+        page.route_web_socket("**/ws/console/chat/**", self._route)
+
+    def _route(self, ws: WebSocketRoute) -> None:
+        self.tab = ws
+        ws.connect_to_server().on_message(self._frame)
+
+    def _frame(self, message: str | bytes) -> None:
+        if self.hold:
+            self.held.append(message)
+        elif self.tab is not None:
+            self.tab.send(message)
+
+    def release(self) -> int:
+        self.hold = False
+        sent, self.held = self.held, []
+        for message in sent:
+            assert self.tab is not None
+            self.tab.send(message)
+        return len(sent)
+
+
+def test_a_question_that_came_live_is_answered_in_one_panel(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
+    """Bug: the question panel a live update brought answered into its own form (`hx-target="this"`), so the
+    reply, a whole `#reply` panel, landed inside the panel: two answer panels, two elements with one id (seen
+    now and then when a live render of the question replaced the panel the send's reply showed). Live update
+    first, then the answer's reply, then the answer's own live updates (held until the reply is in)."""
+    ensure_bot(server, bot)
+    errors = console_errors(page)
+    frames = HeldFrames(page)
+    try:
+        start_task(page, "later race1")  # the send's wait ends while the agent still works: no question yet
+        bot.release("race1")
+        reply = page.locator("#reply")
+        expect(reply).to_contain_text("Which colour?")  # the panel a live update brought
+        assert duplicate_ids(page) == []
+        reply.get_by_label("Your answer").fill("green")
+        frames.hold = True
+        reply.get_by_role("button", name="Answer").click()
+        expect(page.locator("#reply").last).to_contain_text("got answer: green")  # the answer's reply
+        expect(page.locator("#reply")).to_have_count(1)
+        assert duplicate_ids(page) == []
+        frames.release()
+        expect(page.locator("#chat-log")).to_contain_text("got answer: green")  # its live updates are in too
+        expect(page.locator("#reply")).to_have_count(1)
+        expect(page.locator("#reply")).to_contain_text("got answer: green")
+        assert duplicate_ids(page) == []
+    finally:
+        bot.release("race1")
+    assert errors == []
+
+
+def test_an_answer_in_flight_when_live_updates_land_leaves_one_panel(
+    page: Page, server: ConsoleServer, bot: TestAgent
+) -> None:
+    """The other order: the answer's reply is held back (route interception) until the live updates of the
+    answered task have replaced the panel its form was in; then the reply lands, in the one panel."""
+    ensure_bot(server, bot)
+    errors = console_errors(page)
+    held: list[tuple[Route, APIResponse]] = []
+
+    def hold(route: Route) -> None:  # the server answers; the reply waits here until the test fulfills it
+        held.append((route, route.fetch()))
+        page.evaluate("() => { document.body.dataset.answerHeld = '1'; }")
+
+    page.goto("/chat/console/")
+    live(page)
+    page.get_by_label("Agent").select_option("bot")
+    send(page, "ask")
+    reply = page.locator("#reply")
+    expect(reply).to_contain_text("Which colour?")
+    expect(page.locator("#chat-log")).to_contain_text("Which colour?")
+    page.route("**/chat/console/send/", hold)
+    reply.get_by_label("Your answer").fill("green")
+    reply.get_by_role("button", name="Answer").click()
+    page.wait_for_function("() => document.body.dataset.answerHeld === '1'")
+    (route, answered) = held[0]
+    expect(page.locator("#chat-log")).to_contain_text("got answer: green")  # the live updates, reply held
+    expect(reply.locator("[data-task-state]")).to_have_text("completed")  # the live panel replaced the form's
+    expect(reply.locator("form.answer")).to_have_count(0)
+    page.evaluate("() => { document.getElementById('reply').dataset.before = '1'; }")
+    route.fulfill(response=answered)
+    expect(page.locator("#reply:not([data-before])")).to_have_count(1)  # the reply is swapped in
+    expect(page.locator("#reply")).to_have_count(1)
+    expect(page.locator("#reply")).to_contain_text("got answer: green")
+    assert duplicate_ids(page) == []
+    page.unroute("**/chat/console/send/")
+    assert errors == []
+
+
+def test_an_answer_typed_in_the_chat_log_survives_a_live_update(
+    page: Page, server: ConsoleServer, bot: TestAgent
+) -> None:
+    """Bug: every live update of the chat renders its log anew, and the answer being typed into a question's
+    form in the log was gone (and its box lost the focus). It stays, focused, the caret where it was."""
+    ensure_bot(server, bot)
+    errors = console_errors(page)
+    page.goto("/chat/console/")
+    live(page)
+    page.get_by_label("Agent").select_option("bot")
+    send(page, "ask")
+    expect(page.locator("#reply")).to_contain_text("Which colour?")
+    task_id = page.locator("#reply").get_attribute("data-task-id")
+    form = page.locator("#chat-log form.answer", has=page.locator(f'input[name="task_id"][value="{task_id}"]'))
+    box = form.get_by_role("textbox")
+    box.fill("blu")
+    other = page.context.new_page()
+    try:
+        other.goto("/chat/console/")
+        other.get_by_label("Agent").select_option("bot")
+        send(other, "hello while you type")
+        expect(other.locator("#reply")).to_contain_text("echo: hello while you type")
+    finally:
+        other.close()
+    expect(page.locator("#chat-log")).to_contain_text("echo: hello while you type")  # the log rendered anew
+    expect(box).to_have_value("blu")
+    assert focused(page) == box.get_attribute("id")
+    page.keyboard.type("e")
+    form.get_by_role("button", name="Answer").click()
+    expect(page.locator("#reply")).to_contain_text("got answer: blue")
+    expect(page.locator("#chat-log")).to_contain_text("got answer: blue")
+    assert duplicate_ids(page) == []
+    assert errors == []
+
+
+def test_an_answer_typed_in_a_panel_a_live_update_replaces_stays(
+    page: Page, server: ConsoleServer, bot: TestAgent
+) -> None:
+    """The answer panel a live update replaces with another render of the same question (here: the panel the
+    send's reply showed, marked as rendered from another state, as a render of the task's earlier state would
+    be) keeps what is typed in its box."""
+    ensure_bot(server, bot)
+    errors = console_errors(page)
+    frames = HeldFrames(page)
+    page.goto("/chat/console/")
+    live(page)
+    page.get_by_label("Agent").select_option("bot")
+    frames.hold = True
+    send(page, "ask")
+    reply = page.locator("#reply")
+    expect(reply).to_contain_text("Which colour?")
+    box = reply.get_by_label("Your answer")
+    box.fill("gre")
+    reply.locator("[data-live-key]").evaluate("panel => { panel.dataset.liveKey = 'earlier'; }")
+    assert frames.release() > 0
+    expect(reply.locator('[data-live-key]:not([data-live-key="earlier"])')).to_have_count(1)  # replaced live
+    expect(box).to_have_value("gre")
+    box.fill("green")
+    reply.get_by_role("button", name="Answer").click()
+    expect(page.locator("#reply")).to_contain_text("got answer: green")
+    expect(page.locator("#chat-log")).to_contain_text("got answer: green")
+    expect(page.locator("#reply")).to_have_count(1)
+    assert duplicate_ids(page) == []
     assert errors == []
 
 
@@ -238,6 +411,7 @@ def test_progress_shows_live_on_the_watch_row_the_timeline_and_the_conversation(
         expect(task.locator("#task-progress")).to_be_hidden()
         expect(watches.locator("#watch-table")).not_to_contain_text(task_id)
         expect(page.locator("#reply")).to_contain_text("3 steps done")
+        assert duplicate_ids(page) == []
     finally:
         bot.release("prog1")
         bot.release("prog1end")

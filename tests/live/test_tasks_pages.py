@@ -12,7 +12,7 @@ from playwright.sync_api import BrowserContext, expect, sync_playwright
 
 from tests.live.test_browser_console import send
 from tests.support.agents import TestAgent, start_agent
-from tests.support.browser import console_errors, launch, live, logged_in, shot
+from tests.support.browser import console_errors, duplicate_ids, launch, live, logged_in, shot
 from tests.support.console_server import ConsoleServer
 
 pytestmark = [pytest.mark.timeout(120)]
@@ -90,6 +90,7 @@ def test_tasks_and_conversation_live_without_console_errors(context: BrowserCont
     live(chat)
     expect(chat.locator("#chat-log")).to_contain_text("released tasks1")
     expect(chat.locator("#chat-log")).not_to_contain_text("echo: message hi")
+    assert duplicate_ids(chat) == []
     shot(chat, "conversation-thread")
     chat.goto("/inbox/console/")
     expect(chat.locator("#inbox-list")).to_contain_text("released tasks1")

@@ -9,6 +9,7 @@ One scripted executor; the first word of the user's text picks the scenario:
                       after the gate <end>
 - `ask`               asks "Which colour?" (input-required); the answer completes with `got answer: <text>`
                       (an answer `hold <gate>` first works until the gate is released)
+- `later <gate>`      works until the gate is released, then asks as `ask` does (a question the send's wait missed)
 - `auth`              asks for auth (auth-required)
 - `file`              completes with a PDF file artifact plus a URL part
 - `bigfile <bytes>`   completes with a file artifact of that many bytes
@@ -173,6 +174,10 @@ class ScriptedExecutor(AgentExecutor):
                 await up.start_work(up.new_agent_message([new_text_part(f"working {i}/{n}")]))
             await self.agent.gate(end).wait()
             await up.complete(up.new_agent_message([new_text_part(f"{n} steps done")]))
+        elif word == "later":
+            await up.start_work(up.new_agent_message([new_text_part(f"thinking until {rest}")]))
+            await self.agent.gate(rest).wait()
+            await up.requires_input(up.new_agent_message([new_text_part("Which colour?")]))
         elif word == "ask":
             await up.requires_input(up.new_agent_message([new_text_part("Which colour?")]))
         elif word == "auth":

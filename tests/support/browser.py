@@ -65,3 +65,11 @@ def console_errors(page: Page) -> list[str]:
     page.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
     return errors
+
+
+def duplicate_ids(page: Page) -> list[str]:
+    """The ids more than one element of the page carries (two answer panels, say): none on any page."""
+    return page.evaluate(
+        "() => { const ids = [...document.querySelectorAll('[id]')].map(e => e.id);"
+        " return [...new Set(ids.filter((id, i) => ids.indexOf(id) !== i))]; }"
+    )

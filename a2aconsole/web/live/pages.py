@@ -24,6 +24,7 @@ from a2aconsole.web.models import TaskEvent
 TABLES_KEPT = 8  # watch tables kept for tabs rendering the same search at the same moment
 ROWS_PER_FRAGMENT = 100  # watch rows per appended batch: ~150 KB, one frame each
 OUTCOME_KINDS = ("result", "question", "state")
+REPLY = "#reply"  # the chat's answer panel: an answer given in it replaces it whole
 
 
 def outcome_of(ev: TaskEvent) -> dict[str, Any]:
@@ -70,9 +71,11 @@ class Rendered:
 RENDERED = Rendered()
 
 
-def outcomes(tasks: set[tuple[str, str]], target: str = "") -> list[str]:
+def outcomes(tasks: set[tuple[str, str]], target: str = "", answer_target: str = "this") -> list[str]:
     """The answer panel of each changed task, badge and text from one render (dropped by tabs not showing it);
-    a running task's says what the agent said last ("Working on it: working 3/8")."""
+    a running task's says what the agent said last ("Working on it: working 3/8"). `answer_target`: what the
+    reply to an answer given in it replaces: the chat's whole `#reply` panel (the reply is a `#reply` itself:
+    put in place of the form, it would nest a second `#reply` in the first), else the form itself."""
     out = []
     lines = task_index.progress_of(tasks)
     for key, ev in history.latest_events(tasks, kinds=OUTCOME_KINDS).items():
@@ -82,8 +85,8 @@ def outcomes(tasks: set[tuple[str, str]], target: str = "") -> list[str]:
         p = task_index.progress_view(lines.get(key), r["state"])
         if p is not None:
             r["note"] = p["text"]
-        ctx = {"r": r, "target": {"id": ev.target or target}, "answer_target": "this", "outcome_oob": 1}
-        found = ("outcome", ev.id, ctx["target"]["id"], r.get("note"))
+        ctx = {"r": r, "target": {"id": ev.target or target}, "answer_target": answer_target, "outcome_oob": 1}
+        found = ("outcome", ev.id, ctx["target"]["id"], r.get("note"), answer_target)
         out.append(RENDERED.get(found, lambda c=ctx: _render("web/_outcome.html", c)))
     return out
 
@@ -277,8 +280,8 @@ class ChatLive(LivePage):
 
     def changed(self, tab: Tab, changes: Changes) -> list[str]:
         if only_progress(changes):  # the running tasks' lines, updated in place
-            return progress_lines(changes.tasks) + outcomes(changes.tasks, tab.params["target"])
-        return self.full(tab) + outcomes(changes.tasks, tab.params["target"])
+            return progress_lines(changes.tasks) + outcomes(changes.tasks, tab.params["target"], REPLY)
+        return self.full(tab) + outcomes(changes.tasks, tab.params["target"], REPLY)
 
 
 @register("inbox")
