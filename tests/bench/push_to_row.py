@@ -18,8 +18,9 @@ POST (the same host's wall clock). One push at a time, each after the previous r
 a quiet moment is rendered at once; bursts are what coalescing is for). Prints p50/p95/p99/max of push POST ->
 row changed, and of the push's HTTP answer. Target: p99 under 50 ms on a quiet machine.
 
-`--tabs N` (N WebSocket clients with the owner's session, no browser): `--rate` pushes a second for `--seconds`
-to random watches, then waits until every tab shows every row's last state. Prints how long after the last push
+`--tabs N` (N WebSocket clients with the owner's session, no browser, spread over the table's pages of 100 rows
+so every watch is in some tab): `--rate` pushes a second for `--seconds` to random watches, then waits until
+every tab shows the last state of every row on its page. Prints how long after the last push
 every tab was current (target: within 1 s), frames and bytes per tab, the push answers' p50/p99, and the
 console process's CPU time over the burst from /proc/<pid>/stat (target: under one core).
 """
@@ -346,17 +347,30 @@ async def login_cookie(url: str) -> str:
 async def tabs_bench(setup: Setup, tabs_n: int, rate: float, seconds: float) -> None:
     import httpx
 
+    from a2aconsole.web.views.watches import PAGE_SIZE
     from tests.bench.live import Tab, follow, until
 
     cookie = await login_cookie(setup.url)
     ws_url = setup.console.ws_url + "/ws/console/watches/"
+    pages = -(-setup.watches // PAGE_SIZE)  # the table pages: the tabs are spread over them, every row in some tab
+    page_of = [i % pages + 1 for i in range(tabs_n)]
+    rows_of = [min(PAGE_SIZE, setup.watches - (p - 1) * PAGE_SIZE) for p in page_of]
     tabs, closed = [Tab() for _ in range(tabs_n)], []
-    runs = [asyncio.create_task(follow(ws_url, cookie, t, closed)) for t in tabs]
-    await until(lambda: all(len(t.states) == setup.watches for t in tabs) or bool(closed), time.time() + 60)
-    ok = all(len(t.states) == setup.watches for t in tabs)
-    print(f"{tabs_n} tabs with every one of {setup.watches} rows: {ok}; sockets closed: {closed}")
+    pairs = zip(tabs, page_of, strict=True)
+    runs = [asyncio.create_task(follow(f"{ws_url}?page={p}", cookie, t, closed)) for t, p in pairs]
+
+    def filled() -> bool:
+        return all(len(t.states) == n for t, n in zip(tabs, rows_of, strict=True))
+
+    await until(lambda: filled() or bool(closed), time.time() + 60)
+    ok = filled()
+    print(
+        f"{tabs_n} tabs on pages {sorted(set(page_of))} of {setup.watches} watches ({PAGE_SIZE} a page), each with "
+        f"every row of its page: {ok}; sockets closed: {closed}"
+    )
     if not ok:
         return
+    mine = [set(t.states) for t in tabs]  # the watches each tab's page shows
     before = [(t.frames, t.bytes) for t in tabs]
     import random
 
@@ -393,9 +407,18 @@ async def tabs_bench(setup: Setup, tabs_n: int, rate: float, seconds: float) -> 
         await asyncio.gather(*sent)
         last = time.time()
         wall = loop.time() - start
-        current = await until(lambda: all(all(t.states.get(w) == s for w, s in final.items()) for t in tabs), last + 30)
+
+        def behind() -> list[tuple[str, str | None, str]]:
+            return [
+                (w, t.states.get(w), s)
+                for t, own in zip(tabs, mine, strict=True)
+                for w, s in final.items()
+                if w in own and t.states.get(w) != s
+            ]
+
+        current = await until(lambda: not behind(), last + 30)
         lag = time.time() - last
-        stale = [(w, t.states.get(w), s) for t in tabs for w, s in final.items() if t.states.get(w) != s]
+        stale = behind()
         cpu = cpu_seconds(pid) - cpu0
         busy = loop.time() - start
     frames = [t.frames - f for t, (f, _) in zip(tabs, before, strict=True)]

@@ -8,6 +8,7 @@ Fixtures (one server, browser and logged-in context per module) come from test_b
 from __future__ import annotations
 
 import re
+import time
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
@@ -26,7 +27,7 @@ from tests.live.test_browser_console import (  # noqa: F401  (fixtures)
     shot,
 )
 from tests.support.agents import TestAgent
-from tests.support.browser import duplicate_ids
+from tests.support.browser import WAIT_MS, duplicate_ids
 from tests.support.console_server import OWNER, PASSWORD, ConsoleServer
 
 
@@ -228,6 +229,13 @@ class HeldFrames:
         elif self.tab is not None:
             self.tab.send(message)
 
+    def wait_held(self, page: Page, count: int = 1) -> None:
+        """Until `count` frames are held: Playwright hands the route its frames while the page is waited on."""
+        deadline = time.monotonic() + WAIT_MS / 1000
+        while len(self.held) < count:
+            assert time.monotonic() < deadline, f"timed out waiting for {count} live frame(s) to hold"
+            page.wait_for_timeout(20)
+
     def release(self) -> int:
         self.hold = False
         sent, self.held = self.held, []
@@ -359,6 +367,7 @@ def test_an_answer_typed_in_a_panel_a_live_update_replaces_stays(
     box = reply.get_by_label("Your answer")
     box.fill("gre")
     reply.locator("[data-live-key]").evaluate("panel => { panel.dataset.liveKey = 'earlier'; }")
+    frames.wait_held(page)  # the send's live update, which on a busy machine comes after its reply
     assert frames.release() > 0
     expect(reply.locator('[data-live-key]:not([data-live-key="earlier"])')).to_have_count(1)  # replaced live
     expect(box).to_have_value("gre")

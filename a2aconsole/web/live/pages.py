@@ -164,13 +164,14 @@ class WatchesLive(LivePage):
         from a2aconsole.web.views import watches
 
         q, live = tab.params.get("q", ""), tab.prepared.get("live")
+        page = watches.page_number(tab.params.get("page"))
         files = self._files()
         live_key = tuple(sorted((k, tuple(sorted(map(str, v.items())))) for k, v in (live or {}).items()))
-        key = (q, self.version({}), task_index.changed_at(), files, hash(live_key))
+        key = (q, page, self.version({}), task_index.changed_at(), files, hash(live_key))
         with self._lock:
             found = self._tables.get(key)
         if found is None:
-            found = {**watches.table(q, live), "files": files}
+            found = {**watches.table(q, live, page=page), "files": files}
             with self._lock:
                 if len(self._tables) >= TABLES_KEPT:
                     self._tables.pop(next(iter(self._tables)))
