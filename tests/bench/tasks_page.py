@@ -1,4 +1,4 @@
-"""Benchmark (a script, not collected by pytest): the Tasks page with few and with many tasks.
+"""Benchmark (a script, not collected by pytest): the Tasks page and the watch table, with few and with many rows.
 
     .venv/bin/python -m tests.bench.tasks_page [--small 10] [--large 10000] [--runs 30]
 
@@ -8,7 +8,8 @@ the page as the server renders it (the Django test client: middleware, view, que
 first page, a search, a sort by duration and a later page. Prints the best, median and p90 server time
 and the page size for each, and the ratios large/small (on a shared machine the best of N is the steadier
 figure). Targets: at most 2x, the page under 200 KB. With DATABASE_URL set (postgres://...), the same on that
-database (its web_taskrecord rows are replaced).
+database (its web_taskrecord rows are replaced). Then the same for the watch table (/watches/) with as many watches
+in the console workspace's pending.json: its first page, a search and a later page.
 """
 
 from __future__ import annotations
@@ -74,6 +75,43 @@ def fill(count: int) -> None:
             cur.execute("ANALYZE web_taskrecord")
 
 
+WATCH_QUERIES = {
+    "watches first page": "/watches/",
+    "watches search": "/watches/?q=agent%3Apoet",
+    "watches page 2": "/watches/?page=2",
+}
+
+
+def fill_watches(count: int) -> None:
+    import asyncio
+
+    from django.conf import settings
+
+    from a2aconsole.core.pending import WatchRecord
+    from a2aconsole.core.workspace import Workspace
+
+    ws = Workspace(settings.WORKSPACE_DIR)
+    records = [
+        WatchRecord(
+            f"w{i}",
+            "console",
+            AGENTS[i % len(AGENTS)],
+            f"{i:08x}-5c1e-4d2b-9f3a-{i * 7919:012x}",
+            f"ctx-{i // 4:08x}",
+            started_at=f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:00+00:00",
+        )
+        for i in range(count)
+    ]
+
+    async def write() -> None:
+        async with ws.pending_tx() as tx:
+            for r in tx.records:
+                tx.remove(r.watch_id)
+            tx.add(*records)
+
+    asyncio.run(write())
+
+
 def measure(client, url: str, runs: int) -> tuple[float, float, float, int]:
     for _ in range(3):  # warm the template and query caches
         client.get(url)
@@ -123,13 +161,22 @@ def main() -> None:
                 f"{count:>6} tasks  {name:<17} best {best:5.1f} ms  median {med:6.1f} ms  p90 {p90:6.1f} ms  "
                 f"{size / 1024:6.1f} KB"
             )
+    for count in (args.small, args.large):
+        fill_watches(count)
+        for name, url in WATCH_QUERIES.items():
+            results[(count, name)] = measure(client, url, args.runs)
+            best, med, p90, size = results[(count, name)]
+            print(
+                f"{count:>6} watches {name:<18} best {best:5.1f} ms  median {med:6.1f} ms  p90 {p90:6.1f} ms  "
+                f"{size / 1024:6.1f} KB"
+            )
     print()
-    for name in QUERIES:
+    for name in [*QUERIES, *WATCH_QUERIES]:
         small, large = results[(args.small, name)], results[(args.large, name)]
         ratio, best = large[1] / small[1], large[0] / small[0]
         ok = "ok" if min(ratio, best) <= 2 and large[3] < 200 * 1024 else "OVER TARGET"
         print(
-            f"{name:<17} {args.large} / {args.small} tasks: {ratio:.2f}x median, {best:.2f}x best, "
+            f"{name:<18} {args.large} / {args.small} rows: {ratio:.2f}x median, {best:.2f}x best, "
             f"{large[3] / 1024:.1f} KB  {ok}"
         )
 
