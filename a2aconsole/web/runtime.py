@@ -323,6 +323,11 @@ def get_runtime() -> Runtime:
     return rt
 
 
+def loop_runtime() -> Runtime | None:
+    """The running loop's runtime if it has one: for a page that only reads what it knows (none built for that)."""
+    return _runtimes.get(asyncio.get_running_loop())
+
+
 def live_runtimes() -> list[Runtime]:
     """Every loop's runtime in this process (for metrics and readiness, which may look from another thread)."""
     for _ in range(5):

@@ -18,7 +18,7 @@ POST (the same host's wall clock). One push at a time, each after the previous r
 a quiet moment is rendered at once; bursts are what coalescing is for). Prints p50/p95/p99/max of push POST ->
 row changed, and of the push's HTTP answer. Target: p99 under 50 ms on a quiet machine.
 
-`--tabs N` (N WebSocket clients with the owner's session, no browser, spread over the table's pages of 100 rows
+`--tabs N` (N WebSocket clients with the owner's session, no browser, spread over the table's pages of 50 rows
 so every watch is in some tab): `--rate` pushes a second for `--seconds` to random watches, then waits until
 every tab shows the last state of every row on its page. Prints how long after the last push
 every tab was current (target: within 1 s), frames and bytes per tab, the push answers' p50/p99, and the

@@ -1,4 +1,4 @@
-"""The watch table pages: 100 rows a page, newest first, so a workspace with thousands of watches answers as
+"""The watch table pages: 50 rows a page, newest first, so a workspace with thousands of watches answers as
 fast and as small as one with ten (issue 12: at 10,000 watches the page took 1.9 s and weighed 14 MB); a search
 pages too, and a tab on a later page follows that page's rows live."""
 
@@ -51,14 +51,14 @@ def owner(django_user_model) -> Client:
     return client
 
 
-async def test_a_page_holds_a_hundred_watches_newest_first(ws: Workspace, owner: Client) -> None:
-    await add_dated_watches(ws, 250)
+async def test_a_page_holds_fifty_watches_newest_first(ws: Workspace, owner: Client) -> None:
+    await add_dated_watches(ws, 125)
     first = (await sync_to_async(owner.get)("/watches/")).content.decode()
-    assert shown(first) == [f"w{i}" for i in range(249, 149, -1)] and PAGE_SIZE == 100
-    assert "1–100 of 250 watches · page 1 of 3" in first and 'rel="next"' in first and 'rel="prev"' not in first
+    assert shown(first) == [f"w{i}" for i in range(124, 74, -1)] and PAGE_SIZE == 50
+    assert "1–50 of 125 watches · page 1 of 3" in first and 'rel="next"' in first and 'rel="prev"' not in first
     last = (await sync_to_async(owner.get)("/watches/?page=3")).content.decode()
-    assert shown(last) == [f"w{i}" for i in range(49, -1, -1)]
-    assert "201–250 of 250 watches · page 3 of 3" in last and 'rel="prev"' in last and 'rel="next"' not in last
+    assert shown(last) == [f"w{i}" for i in range(24, -1, -1)]
+    assert "101–125 of 125 watches · page 3 of 3" in last and 'rel="prev"' in last and 'rel="next"' not in last
     beyond = (await sync_to_async(owner.get)("/watches/?page=99")).content.decode()
     assert shown(beyond) == shown(last)  # past the end: the last page
     assert shown((await sync_to_async(owner.get)(f"/watches/?page={'9' * 40}")).content.decode()) == shown(last)
@@ -67,25 +67,25 @@ async def test_a_page_holds_a_hundred_watches_newest_first(ws: Workspace, owner:
 
 
 async def test_a_search_pages_within_its_matches(ws: Workspace, owner: Client) -> None:
-    await add_dated_watches(ws, 600)  # 120 of them are the poet's
+    await add_dated_watches(ws, 300)  # 60 of them are the poet's
     page = (await sync_to_async(owner.get)("/watches/?q=agent%3Apoet&page=2")).content.decode()
-    assert shown(page) == [f"w{i}" for i in range(95, -1, -5)]
-    assert "101–120 of 120 matching (600 watches in all) · page 2 of 2" in page
+    assert shown(page) == [f"w{i}" for i in range(45, -1, -5)]
+    assert "51–60 of 60 matching (300 watches in all) · page 2 of 2" in page
     assert 'href="?q=agent%3Apoet&amp;page=1" rel="prev"' in page
-    few = (await sync_to_async(owner.get)("/watches/?q=task-0059")).content.decode()
-    assert shown(few) == [f"w{i}" for i in range(599, 589, -1)] and "10 of 600 watches" in few
+    few = (await sync_to_async(owner.get)("/watches/?q=task-0029")).content.decode()
+    assert shown(few) == [f"w{i}" for i in range(299, 289, -1)] and "10 of 300 watches" in few
 
 
 async def test_a_tab_on_a_later_page_follows_that_page(ws: Workspace, owner_cookie: str) -> None:
-    await add_dated_watches(ws, 250)
+    await add_dated_watches(ws, 125)
     comm, ok = await connect_socket("/ws/console/watches/?page=2", owner_cookie)
     assert ok
-    got = await frames_until(comm, lambda t: t.count("<tr id=") == 100)
-    assert shown("".join(got)) == [f"w{i}" for i in range(149, 49, -1)]
-    await sync_to_async(store)("task-00101", "state", "input-required")  # on this page (a bot watch)
-    await get_channel_layer().group_send(ALL_GROUP, event("task-00101"))
-    frame = "".join(await frames_until(comm, lambda t: '<tr id="watch-w101"' in t))
-    assert 'data-task-state="input-required"' in frame and shown(frame) == ["w101"]
+    got = await frames_until(comm, lambda t: t.count("<tr id=") == 50)
+    assert shown("".join(got)) == [f"w{i}" for i in range(74, 24, -1)]
+    await sync_to_async(store)("task-00051", "state", "input-required")  # on this page (a bot watch)
+    await get_channel_layer().group_send(ALL_GROUP, event("task-00051"))
+    frame = "".join(await frames_until(comm, lambda t: '<tr id="watch-w51"' in t))
+    assert 'data-task-state="input-required"' in frame and shown(frame) == ["w51"]
     await comm.disconnect()
 
 

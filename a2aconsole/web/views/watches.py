@@ -6,9 +6,11 @@ context ids. Actions go through the tool (`status`, `cancel`, `send` again) and 
 
 from __future__ import annotations
 
+import heapq
 import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import islice, repeat
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -43,6 +45,17 @@ class Query:
                 q.words.append(token.lower())
         return q
 
+    def matches_record(self, r: WatchRecord) -> bool:
+        """`matches` on what a watch's record holds (agent, target, ids): no state or source filter here. One
+        pass over 10,000 records is on the path of every page of the table, so no row dict is made for it."""
+        for k, v in self.filters.items():
+            if getattr(r, k, "").lower() != v:
+                return False
+        if not self.words:
+            return True
+        hay = f"{r.task_id} {r.context_id}".lower()
+        return all(w in hay for w in self.words)
+
     def matches(self, row: dict[str, Any]) -> bool:
         for k, v in self.filters.items():
             if str(row.get(k, "")).lower() != v:
@@ -55,9 +68,10 @@ async def live_watches(tasks: set[tuple[str, str]] | None = None) -> dict[str, d
     """What this process's watch registry knows now (source, state, last error), by watch id; {} without one.
     `tasks`: only the watches of these (agent, task id)."""
     try:
-        from a2aconsole.web.runtime import get_runtime
+        from a2aconsole.web.runtime import loop_runtime
 
-        registry = get_runtime().registry
+        rt = loop_runtime()
+        registry = rt.registry if rt is not None else None
         return {row["watchId"]: row for row in registry.snapshot(tasks)} if registry is not None else {}
     except Exception as e:
         log.warning("reading the watch registry failed: %s", type(e).__name__)
@@ -92,7 +106,7 @@ def _row(
     }
 
 
-PAGE_SIZE = 100  # rows a page shows: the page costs the same whatever the number of watches (and stays small)
+PAGE_SIZE = 50  # rows a page shows: the page costs the same whatever the number of watches (and stays small)
 
 
 def page_number(text: str | None) -> int:
@@ -115,20 +129,20 @@ def table(
     watch's registry and history say, not its record) the page is chosen from the records, so only its rows
     read their state: a page of 10,000 watches costs about what one of 10 does."""
     now = datetime.now(UTC)
-    records: list[tuple[Workspace, WatchRecord]] = []
+    found: list[tuple[Workspace, list[WatchRecord]]] = []
     broken: list[str] = []
     for ws in scope.all_workspaces():
         pf = pending_cache.read_pending(ws)
         if pf.parse_error:
             broken.append(pf.parse_error)
-        records.extend((ws, r) for r in pf.records if only is None or (r.agent, r.task_id) in only)
-    total = len(records)
+        found.append((ws, pf.records if only is None else [r for r in pf.records if (r.agent, r.task_id) in only]))
+    total = sum(len(mine) for _, mine in found)
     query = Query.parse(q)
     by_record = only is None and page is not None and not ({"state", "source"} & query.filters.keys())
     if by_record:  # filter, sort and cut on what the records hold; rows only for the page
-        records = [(ws, r) for ws, r in records if query.matches(_plain(r))]
-        records.sort(key=lambda wr: wr[1].started_at, reverse=True)
-        matched, records = len(records), _cut(records, page)
+        matched, records = _page_of_records(found, query, page or 1)
+    else:
+        records = [(ws, r) for ws, mine in found for r in mine]
     rows = _rows(records, now, live)
     if not by_record:
         rows = [r for r in rows if query.matches(r)]
@@ -149,9 +163,25 @@ def table(
     }
 
 
-def _plain(r: WatchRecord) -> dict[str, Any]:
-    """What a search without state or source filters reads of a watch, from its record alone."""
-    return {"agent": r.agent, "target": r.target, "task_id": r.task_id, "context_id": r.context_id}
+def _started(r: WatchRecord) -> str:
+    return r.started_at
+
+
+def _page_of_records(
+    found: list[tuple[Workspace, list[WatchRecord]]], query: Query, page: int
+) -> tuple[int, list[tuple[Workspace, WatchRecord]]]:
+    """How many records match, and those of the page, newest first. Each workspace's matches are sorted and the
+    lists merged only as far as the page: no object is made per record (10,000 small tuples a view woke the
+    garbage collector, which then walked every object of the process: 10 ms of a 12 ms page)."""
+    matched, lists = 0, []
+    for ws, mine in found:
+        if query.filters or query.words:
+            mine = [r for r in mine if query.matches_record(r)]
+        matched += len(mine)
+        lists.append(zip(repeat(ws), sorted(mine, key=_started, reverse=True)))
+    start = min(page - 1, max(0, (matched - 1) // PAGE_SIZE)) * PAGE_SIZE
+    merged = heapq.merge(*lists, key=lambda wr: wr[1].started_at, reverse=True)
+    return matched, list(islice(merged, start, start + PAGE_SIZE))
 
 
 def _cut(items: list[Any], page: int) -> list[Any]:
