@@ -347,7 +347,7 @@ async def login_cookie(url: str) -> str:
 async def tabs_bench(setup: Setup, tabs_n: int, rate: float, seconds: float) -> None:
     import httpx
 
-    from a2aconsole.web.views.watches import PAGE_SIZE
+    from a2aconsole.web.paging import WATCH_PAGE_SIZE as PAGE_SIZE
     from tests.bench.live import Tab, follow, until
 
     cookie = await login_cookie(setup.url)

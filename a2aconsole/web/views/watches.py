@@ -21,6 +21,7 @@ from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.status import age
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web import history, live, pending_cache, task_index
+from a2aconsole.web.paging import WATCH_PAGE_SIZE
 from a2aconsole.web.views import scope
 
 log = logging.getLogger(__name__)
@@ -106,7 +107,7 @@ def _row(
     }
 
 
-PAGE_SIZE = 50  # rows a page shows: the page costs the same whatever the number of watches (and stays small)
+PAGE_SIZE = WATCH_PAGE_SIZE
 
 
 def page_number(text: str | None) -> int:
