@@ -152,24 +152,16 @@ def main() -> None:
     client.force_login(user)
 
     results: dict[tuple[int, str], tuple[float, float, float, int]] = {}
-    for count in (args.small, args.large):
-        fill(count)
-        for name, url in QUERIES.items():
-            results[(count, name)] = measure(client, url, args.runs)
-            best, med, p90, size = results[(count, name)]
-            print(
-                f"{count:>6} tasks  {name:<17} best {best:5.1f} ms  median {med:6.1f} ms  p90 {p90:6.1f} ms  "
-                f"{size / 1024:6.1f} KB"
-            )
-    for count in (args.small, args.large):
-        fill_watches(count)
-        for name, url in WATCH_QUERIES.items():
-            results[(count, name)] = measure(client, url, args.runs)
-            best, med, p90, size = results[(count, name)]
-            print(
-                f"{count:>6} watches {name:<18} best {best:5.1f} ms  median {med:6.1f} ms  p90 {p90:6.1f} ms  "
-                f"{size / 1024:6.1f} KB"
-            )
+    for what, filler, queries in (("tasks", fill, QUERIES), ("watches", fill_watches, WATCH_QUERIES)):
+        for count in (args.small, args.large):
+            filler(count)
+            for name, url in queries.items():
+                results[(count, name)] = measure(client, url, args.runs)
+                best, med, p90, size = results[(count, name)]
+                print(
+                    f"{count:>6} {what:<7} {name:<18} best {best:5.1f} ms  median {med:6.1f} ms  "
+                    f"p90 {p90:6.1f} ms  {size / 1024:6.1f} KB"
+                )
     print()
     for name in [*QUERIES, *WATCH_QUERIES]:
         small, large = results[(args.small, name)], results[(args.large, name)]
