@@ -51,37 +51,15 @@ PAGE_EVERY = 0.1
 def run_agent(port_file: str, kind: str, count: int) -> None:
     """Serve `count` working tasks named `<kind>-NNNNNN`; `kind` is `push` (push + streaming) or `sub`."""
     import uvicorn
-    from a2a.server.agent_execution import AgentExecutor
     from a2a.server.request_handlers import DefaultRequestHandler
     from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-    from a2a.server.tasks import InMemoryPushNotificationConfigStore, TaskStore
+    from a2a.server.tasks import InMemoryPushNotificationConfigStore
     from a2a.types import AgentCapabilities, AgentCard, AgentInterface, Task, TaskState, TaskStatus
     from starlette.applications import Starlette
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    class Store(TaskStore):
-        def __init__(self) -> None:
-            self.tasks: dict[str, Task] = {}
-
-        async def save(self, task: Task, context: Any = None) -> None:
-            self.tasks[task.id] = task
-
-        async def get(self, task_id: str, context: Any = None) -> Task | None:
-            return self.tasks.get(task_id)
-
-        async def delete(self, task_id: str, context: Any = None) -> None:
-            self.tasks.pop(task_id, None)
-
-        async def list(self, params: Any, context: Any = None) -> Any:
-            raise NotImplementedError
-
-    class Idle(AgentExecutor):
-        async def execute(self, context: Any, event_queue: Any) -> None:
-            return None
-
-        async def cancel(self, context: Any, event_queue: Any) -> None:
-            return None
+    from tests.bench.agent_parts import Idle, Store
 
     class Handler(DefaultRequestHandler):
         async def on_subscribe_to_task(self, params: Any, context: Any) -> Any:

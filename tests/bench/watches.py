@@ -39,11 +39,11 @@ def rss_bytes() -> int:
 
 
 def run_agent(port_file: str, count: int) -> None:
+    import socket
+
     import uvicorn
-    from a2a.server.agent_execution import AgentExecutor
     from a2a.server.request_handlers import DefaultRequestHandler
     from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-    from a2a.server.tasks import TaskStore
     from a2a.types import (
         AgentCapabilities,
         AgentCard,
@@ -58,32 +58,7 @@ def run_agent(port_file: str, count: int) -> None:
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    class Store(TaskStore):
-        def __init__(self) -> None:
-            self.tasks: dict[str, Task] = {}
-            self.gets = 0
-
-        async def save(self, task: Task, context: Any = None) -> None:
-            self.tasks[task.id] = task
-
-        async def get(self, task_id: str, context: Any = None) -> Task | None:
-            self.gets += 1
-            return self.tasks.get(task_id)
-
-        async def delete(self, task_id: str, context: Any = None) -> None:
-            self.tasks.pop(task_id, None)
-
-        async def list(self, params: Any, context: Any = None) -> Any:
-            raise NotImplementedError
-
-    class Idle(AgentExecutor):
-        async def execute(self, context: Any, event_queue: Any) -> None:
-            return None
-
-        async def cancel(self, context: Any, event_queue: Any) -> None:
-            return None
-
-    import socket
+    from tests.bench.agent_parts import Idle, Store
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
