@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 from typing import Any
 from urllib.parse import parse_qs
 
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from a2aconsole.web import live
+from a2aconsole.web import db_threads, live
 from a2aconsole.web.live.frames import pack
 from a2aconsole.web.metrics import WEBSOCKET_CLIENTS
 
@@ -32,12 +32,13 @@ log = logging.getLogger(__name__)
 
 
 def render(fn: Any) -> Any:
-    """Renders run in a thread pool of their own, not on the one thread Django's sync views and the event sink
-    share: a burst of renders never queues ahead of a push's event insert."""
-    return database_sync_to_async(fn, thread_sensitive=False)
+    """Renders run in threads of their own with kept database connections (`db_threads.render`), not on the one
+    thread Django's sync views share: a burst of renders never queues ahead of a push's event insert."""
+    return functools.partial(db_threads.render, fn)
 
 
 LIVE_MARK = "<!-- live -->"
+MAX_TOLD = 16_384  # bytes of a message from a tab (a search, an answer panel's task): more is not the console's
 MISSED_CATCH_UP = 500  # events a tab that fell behind catches up on one by one; more: a full render
 
 
@@ -111,14 +112,20 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_discard(g, self.channel_name)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        """htmx `ws-send` forms: the watch table's search box sends `{"q": ...}`."""
+        """htmx `ws-send` elements (the watch table's search box, an answer panel saying it is there): the page
+        says what to render for it, at once."""
+        if text_data is None or len(text_data) > MAX_TOLD:
+            return
         try:
-            data = json.loads(text_data or "{}")
+            data = json.loads(text_data)
         except ValueError:
             return
-        if self.page_name == "watches" and isinstance(data, dict) and isinstance(data.get("q", ""), str):
-            self.tab.params["q"] = data.get("q", "")
-            self.pending.full = True
+        changes = self.page.told(self.tab, data) if isinstance(data, dict) else None
+        if changes:
+            self.pending.full |= changes.full
+            self.pending.tasks |= changes.tasks
+            self.pending.kinds |= changes.kinds
+            self.pending.count += changes.count
             self._schedule(now=True)
 
     async def a2a_event(self, message: dict[str, Any]) -> None:

@@ -1,4 +1,5 @@
-"""The console's database threads: the short ORM work of the API and the event sink, on connections kept open.
+"""The console's database threads: the short ORM work of the API, the event sink and the live tabs' renders, on
+connections kept open.
 
 Django runs an async view's ORM calls (`aget`, `sync_to_async`) in a thread made for that one request (asgiref's
 ThreadSensitiveContext), so every request opens a database connection and closes it at its end; work outside a
@@ -10,6 +11,11 @@ jobs. A connection is dropped (the next job opens a new one) when a job left it 
 autocommit mode, and after KEEP_SECONDS, so a restarted database server or a moved SQLite file is picked up;
 with CONN_HEALTH_CHECKS (PostgreSQL) a kept connection is checked before each job. On the tests' shared-cache
 in-memory SQLite nothing is kept and `run` goes where Django's own async ORM calls go (`_pooled`).
+
+The live tabs' renders (`render`) have threads of their own: a burst of renders never queues ahead of a push's
+event insert. They used channels' `database_sync_to_async`, which closes the connection after every call: ten
+tabs, four renders a second each, opened and closed 40 SQLite connections a second (14% of the console's CPU
+under `tests/bench/push_to_row.py --tabs 10`).
 """
 
 from __future__ import annotations
@@ -26,9 +32,11 @@ from asgiref.sync import sync_to_async
 T = TypeVar("T")
 
 DB_THREADS = 4
+RENDER_THREADS = 2  # renders hold the GIL nearly throughout: more threads would only wait for it
 KEEP_SECONDS = 300.0
 
 _pool = concurrent.futures.ThreadPoolExecutor(DB_THREADS, thread_name_prefix="a2a-db")
+_render_pool = concurrent.futures.ThreadPoolExecutor(RENDER_THREADS, thread_name_prefix="a2a-render")
 _local = threading.local()  # per thread: {alias: (id of the raw connection, when it was first seen)}
 
 
@@ -86,3 +94,11 @@ async def run(fn: Callable[..., T], *args: Any) -> T:
     if not _pooled():
         return await sync_to_async(fn)(*args)
     return await asyncio.get_running_loop().run_in_executor(_pool, _job, fn, args)
+
+
+async def render(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` in a render thread (its connection kept), awaited from the loop. Unpooled (the tests' in-memory
+    database) it runs outside the thread of Django's sync views, as channels' `database_sync_to_async` ran it."""
+    if not _pooled():
+        return await sync_to_async(fn, thread_sensitive=False)(*args)
+    return await asyncio.get_running_loop().run_in_executor(_render_pool, _job, fn, args)

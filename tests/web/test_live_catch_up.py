@@ -57,6 +57,47 @@ def test_a_changed_row_reads_only_its_own_state(ws: Workspace) -> None:
     assert stated and all("task-00004" not in sql for sql in stated), stated
 
 
+def test_a_change_on_another_tab_s_page_reads_no_state(ws: Workspace) -> None:
+    """Ten tabs on ten pages of the table: a push touches one tab's page, and the nine others read no task's
+    state or progress for it (they did, then dropped the rows they do not show: 6 s behind after a burst)."""
+    import asyncio
+
+    asyncio.run(add_watches(ws, 120))
+    live = WatchesLive()
+    tab = Tab({"q": ""})
+    live.start(tab)
+    shown = tab.memo["shown_tasks"]
+    elsewhere = next(("bot", f"task-{i:05d}") for i in range(120) if ("bot", f"task-{i:05d}") not in shown)
+    store(elsewhere[1], "state", "input-required")
+    with CaptureQueriesContext(connection) as queries:
+        out = live.changed(tab, Changes(tasks={elsewhere}, count=1))
+    assert out == []
+    read = [q["sql"] for q in queries.captured_queries if "web_taskevent" in q["sql"] or "web_taskrecord" in q["sql"]]
+    assert read == []
+
+
+def test_a_watches_tab_renders_only_the_answer_panel_it_says_it_shows(ws: Workspace) -> None:
+    """The watches page shows one answer panel (after a re-check, cancel or send again), and the panel tells the
+    tab's socket its task: a change renders that task's panel, not one per changed task."""
+    import asyncio
+
+    asyncio.run(add_watches(ws, 3))
+    live = WatchesLive()
+    tab = Tab({"q": ""})
+    live.start(tab)
+    store("task-00001", "question", "input-required", "Which city?")
+    changes = Changes(tasks={("bot", "task-00001")}, count=1)
+    assert not [f for f in live.changed(tab, changes) if 'id="outcome-' in f]
+    told = live.told(tab, {"answerAgent": "bot", "answerTask": "task-00001", "HEADERS": {"HX-Request": "true"}})
+    assert told is not None and told.tasks == {("bot", "task-00001")} and not told.full
+    panels = [f for f in live.changed(tab, changes) if 'id="outcome-' in f]
+    assert len(panels) == 1 and "Which city?" in panels[0]
+    assert tab.params["q"] == ""  # the panel's message is no search
+    for bad in ({"answerAgent": 3, "answerTask": "task-00001"}, {"answerAgent": "bot"}, {"other": "x"}):
+        assert live.told(tab, bad) is None
+    assert live.told(tab, {"q": "agent:bot"}) == Changes(full=True) and tab.params["q"] == "agent:bot"
+
+
 async def test_the_first_change_after_a_quiet_moment_goes_out_at_once(
     ws: Workspace, owner_cookie: str, settings
 ) -> None:

@@ -75,6 +75,11 @@ class LivePage:
 
         return TaskEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
 
+    def told(self, tab: Tab, data: dict[str, Any]) -> Changes | None:
+        """What to render for a message the tab sent (htmx `ws-send`: the form's fields, `hx-vals`); None: nothing.
+        Runs on the event loop: only look at `data` and `tab`."""
+        return None
+
     def progress_mark(self, params: dict[str, str]) -> Any:
         """When the task rows this page shows last changed (None: it shows none). A status message is no event
         (`version` does not move): a tab that heard no message while this moved missed one."""

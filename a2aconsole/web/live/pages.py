@@ -140,6 +140,20 @@ class DashboardLive(ProgressBlind):
         ]
 
 
+ANSWERS_KEPT = 4  # answer panels a watches tab keeps current: the one it shows, and a few it just replaced
+
+
+def answers_shown(tab: Tab) -> set[tuple[str, str]]:
+    """The tasks whose answer panel the tab says it shows (`ConsoleConsumer.receive`): on the watches page only a
+    re-check, cancel or send again puts one there, so the other tasks' panels are neither read nor rendered."""
+    return set(tab.memo.get("answers", ()))
+
+
+def show_answer(tab: Tab, agent: str, task_id: str) -> None:
+    kept: list[tuple[str, str]] = [t for t in tab.memo.get("answers", []) if t != (agent, task_id)]
+    tab.memo["answers"] = [*kept, (agent, task_id)][-ANSWERS_KEPT:]
+
+
 @register("watches")
 class WatchesLive(LivePage):
     """The watch table row by row: a change re-renders the rows of its task; rows come and go one by one."""
@@ -157,6 +171,22 @@ class WatchesLive(LivePage):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._tables: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def told(self, tab: Tab, data: dict[str, Any]) -> Changes | None:
+        """The search box sends `{"q": ...}`: the table again for it. An answer panel sends its task when it
+        appears (and when the socket opens again): the tab keeps that panel current, rendered once now in case the
+        task changed while the panel was on its way."""
+        agent, task_id = data.get("answerAgent"), data.get("answerTask")
+        if isinstance(agent, str) and isinstance(task_id, str) and agent and task_id:
+            show_answer(tab, agent, task_id)
+            changes = Changes()
+            changes.add({"kind": "answer", "agent": agent, "task_id": task_id})
+            return changes
+        q = data.get("q")
+        if isinstance(q, str):
+            tab.params["q"] = q
+            return Changes(full=True)
+        return None
 
     def _table(self, tab: Tab) -> dict[str, Any]:
         """The table for this tab's search, shared by every tab that renders it before anything changes (ten
@@ -188,6 +218,7 @@ class WatchesLive(LivePage):
 
     def _remember(self, tab: Tab, ctx: dict[str, Any]) -> None:
         tab.memo["shown"] = [r["watch_id"] for r in ctx["rows"]]
+        tab.memo["shown_tasks"] = {(r["agent"], r["task_id"]) for r in ctx["rows"]}
         tab.memo["broken"] = ctx["broken"]
         tab.memo["files"] = ctx.get("files")
 
@@ -207,7 +238,7 @@ class WatchesLive(LivePage):
         return out
 
     def changed(self, tab: Tab, changes: Changes) -> list[str]:
-        return outcomes(changes.tasks) + self._rows_changed(tab, changes)
+        return outcomes(changes.tasks & answers_shown(tab)) + self._rows_changed(tab, changes)
 
     def progress_mark(self, params: dict[str, str]) -> Any:
         return task_index.changed_at()
@@ -248,7 +279,10 @@ class WatchesLive(LivePage):
             return None
         if tab.memo.get("files") is None or self._files() != tab.memo["files"]:
             return None
-        ctx = watches.table(q, tab.prepared.get("live"), only=changes.tasks)
+        mine = changes.tasks & tab.memo.get("shown_tasks", set())
+        if not mine:  # ten tabs on ten pages: most changes are on another tab's page
+            return []
+        ctx = watches.table(q, tab.prepared.get("live"), only=mine)
         return self._rows(ctx, [r for r in ctx["rows"] if r["watch_id"] in set(shown)], changes)
 
     @staticmethod

@@ -7,6 +7,7 @@ context ids. Actions go through the tool (`status`, `cancel`, `send` again) and 
 from __future__ import annotations
 
 import heapq
+import json
 import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -237,10 +238,13 @@ async def action(request: HttpRequest) -> HttpResponse:
     else:
         answer = {"error": f"unknown action {what!r}"}
     labels = {"status": "Re-check", "cancel": "Cancel", "again": "Send again"}
+    task_id = answer.get("taskId") if isinstance(answer.get("taskId"), str) else None
     ctx: dict[str, Any] = {
         "answer": answer,
         "answer_label": labels.get(what, what),
         "answer_row": row,
+        # the panel tells the tab's socket which task it shows (live.pages.WatchesLive.told)
+        "answer_vals": json.dumps({"answerAgent": row["agent"], "answerTask": task_id}) if row and task_id else "",
         "answer_target": "this",  # no #reply panel here: an answer's reply replaces its form
         "target": {"id": row["target"]} if row else None,
     }
