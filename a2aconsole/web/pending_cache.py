@@ -13,10 +13,12 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.workspace import PendingFile, Workspace
 
 _lock = threading.Lock()
 _parsed: dict[Path, tuple[tuple[object, ...], PendingFile]] = {}
+_newest_first: dict[int, tuple[PendingFile, list[WatchRecord]]] = {}  # by id() of a cached file: its records sorted
 KEPT = 64  # workspaces remembered (each chat target may have its own)
 
 
@@ -39,3 +41,18 @@ def read_pending(ws: Workspace) -> PendingFile:
             if len(_parsed) > KEPT:
                 _parsed.pop(next(iter(_parsed)))
     return pf
+
+
+def newest_first(pf: PendingFile) -> list[WatchRecord]:
+    """`pf`'s records, the newest start first: sorted once per version of the file (a page of 10,000 watches sorted
+    them on every render, each live update of each tab). Shared like the records: not to be changed."""
+    with _lock:
+        hit = _newest_first.get(id(pf))
+    if hit is not None and hit[0] is pf:  # the file itself is held, so its id is not another's
+        return hit[1]
+    ordered = sorted(pf.records, key=lambda r: r.started_at, reverse=True)
+    with _lock:
+        _newest_first[id(pf)] = (pf, ordered)
+        while len(_newest_first) > KEPT:
+            _newest_first.pop(next(iter(_newest_first)))
+    return ordered

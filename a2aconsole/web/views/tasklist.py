@@ -11,19 +11,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
-from functools import cache
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
-from django.urls import reverse
 from django.utils import timezone
 
-from a2aconsole.web import history, task_search
+from a2aconsole.web import history, links, task_search
 from a2aconsole.web.models import TaskRecord
 from a2aconsole.web.views.watches import KEYS
 
@@ -210,12 +208,6 @@ def _duration(seconds: float) -> str:
     return f"{s // 86400}d {s % 86400 // 3600:02d}h"
 
 
-@cache
-def _prefixes() -> tuple[str, str, str]:
-    """Where agent, task and chat pages live (a row builds 3 links: formatted, not reversed each time)."""
-    return reverse("agent", args=["-"])[:-2], reverse("tasks"), reverse("conversation", args=["-"])[:-2]
-
-
 def _clip(text: str, chars: int = SHOWN_CHARS) -> str:
     return text if len(text) <= chars else text[: chars - 1] + "…"
 
@@ -227,8 +219,6 @@ def _row(r: TaskRecord, now: datetime, today: date) -> dict[str, Any]:
     finished = r.state in history.TERMINAL
     started = timezone.localtime(r.started_at)
     said = r.result_text if finished or r.state in ("input-required", "auth-required") else ""
-    target = quote(r.target, safe="")
-    agent_url, task_url, chat_url = _prefixes()
     return {
         "agent": r.agent,
         "task_id": r.task_id,
@@ -243,12 +233,9 @@ def _row(r: TaskRecord, now: datetime, today: date) -> dict[str, Any]:
         "running": not finished,
         "text": _clip(said or r.last_text),
         "dom_id": history.dom_id(r.agent, r.task_id),
-        "agent_url": f"{agent_url}{quote(r.agent, safe='')}/",
-        "task_url": f"{task_url}{quote(r.agent, safe='')}/{quote(r.task_id, safe='/')}/"
-        + (f"?target={target}" if r.target else ""),
-        "chat_url": (f"{chat_url}{target}/" + (f"?context={quote(r.context_id, safe='')}" if r.context_id else ""))
-        if r.target
-        else "",
+        "agent_url": links.agent_url(r.agent),
+        "task_url": links.task_url(r.agent, r.task_id, r.target),
+        "chat_url": links.chat_url(r.target, r.context_id) if r.target else "",
     }
 
 
