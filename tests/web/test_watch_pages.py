@@ -92,3 +92,19 @@ async def test_a_tab_on_a_later_page_follows_that_page(ws: Workspace, owner_cook
 async def test_the_page_link_of_a_tab_carries_its_page(ws: Workspace) -> None:
     await add_dated_watches(ws, 3)
     assert "page=2" in await sync_to_async(live.ws_url)("watches", q="", page="2")
+
+
+def test_a_row_action_reads_its_own_watch_only(ws: Workspace, owner: Client) -> None:
+    """Re-check on one row of 2,000 watches reads that watch's state, not every watch's (it built all rows to find
+    one: 1.9 s at 10,000)."""
+    import asyncio
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    asyncio.run(add_dated_watches(ws, 2000))
+    with CaptureQueriesContext(connection) as queries:
+        r = owner.post("/watches/action/", {"watch": "w1234", "action": "unknown-action"}, headers={"HX-Request": "1"})
+    assert r.status_code == 200 and "unknown action" in r.content.decode()
+    stated = [q["sql"] for q in queries.captured_queries if "web_taskevent" in q["sql"]]
+    assert stated and all("task-01234" in sql and "task-01235" not in sql for sql in stated), stated

@@ -201,7 +201,12 @@ def _rows(
 
 
 def _find(watch_id: str) -> dict[str, Any] | None:
-    return next((r for r in table(page=None)["rows"] if r["watch_id"] == watch_id), None)
+    """The row of one watch, read alone (a row's action built all 10,000 rows to find one: 1.9 s)."""
+    for ws in scope.all_workspaces():
+        found = next((r for r in pending_cache.read_pending(ws).records if r.watch_id == watch_id), None)
+        if found is not None:
+            return _rows([(ws, found)], datetime.now(UTC), None)[0]
+    return None
 
 
 async def page(request: HttpRequest) -> HttpResponse:
