@@ -108,3 +108,12 @@ def test_a_row_action_reads_its_own_watch_only(ws: Workspace, owner: Client) -> 
     assert r.status_code == 200 and "unknown action" in r.content.decode()
     stated = [q["sql"] for q in queries.captured_queries if "web_taskevent" in q["sql"]]
     assert stated and all("task-01234" in sql and "task-01235" not in sql for sql in stated), stated
+
+
+async def test_the_status_page_shows_the_newest_watches_and_links_to_all(ws: Workspace, owner: Client) -> None:
+    """`/a2a` listed every watch (10,000 rows); it shows each workspace's newest and says where the rest are."""
+    await add_dated_watches(ws, 120)
+    page = (await sync_to_async(owner.get)("/a2a")).content.decode()
+    tasks = re.findall(r">(task-\d{5})</a>", page)
+    assert tasks == [f"task-{i:05d}" for i in range(119, 69, -1)]
+    assert "Watches (120)" in page and "all 120 are on the" in page

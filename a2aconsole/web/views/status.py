@@ -9,17 +9,19 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from a2aconsole.core.status import age
-from a2aconsole.web import live
+from a2aconsole.web import live, pending_cache
 from a2aconsole.web.views import scope
+
+STATUS_WATCHES = 50  # the newest watches of each workspace shown here; the watch table pages through them all
 
 
 def spaces() -> list[dict]:
-    """Every workspace's agents (URLs masked) and watches: the page's live part."""
+    """Every workspace's agents (URLs masked) and newest watches (all of them: the watch table): the live part."""
     now = datetime.now(UTC)
     spaces = []
     for ws in scope.all_workspaces():
         af = ws.read_agents()
-        pf = ws.read_pending()
+        pf = pending_cache.read_pending(ws)
         spaces.append(
             {
                 "root": str(ws.root),
@@ -36,8 +38,9 @@ def spaces() -> list[dict]:
                         "target": r.target,
                         "undelivered": r.undelivered is not None,
                     }
-                    for r in pf.records
+                    for r in pending_cache.newest_first(pf)[:STATUS_WATCHES]
                 ],
+                "watch_count": len(pf.records),
                 "pending_error": pf.parse_error,
             }
         )
