@@ -226,3 +226,28 @@ async def test_push_without_its_token_is_refused_before_the_body(make_agent, wor
 async def test_scale_out_web_process_checks_pushes_after_the_body(runtime_for) -> None:
     await runtime_for(None, None)  # no registry in this process: only the files can tell
     assert not refused_before_body("POST", "/a2a/push/unknown", {})
+
+
+async def test_a_push_is_not_handed_between_threads_by_the_middleware(runtime_for, monkeypatch) -> None:
+    """A push needs no session, login or CSRF: it is served like the API (api/handler.py), its middleware hooks
+    in the loop. Through the console's eleven, every push was handed to a thread and back some fifteen times:
+    a fifth of the loop's time at 50 pushes a second."""
+    from typing import Any
+
+    from asgiref.sync import SyncToAsync
+
+    await runtime_for("http://testserver", [])
+    hops: list[str] = []
+    real = SyncToAsync.__call__
+
+    async def counted(self: SyncToAsync, *args: Any, **kwargs: Any) -> Any:
+        hops.append(getattr(self.func, "__qualname__", repr(self.func)))
+        return await real(self, *args, **kwargs)
+
+    monkeypatch.setattr(SyncToAsync, "__call__", counted)
+    transport = httpx.ASGITransport(app=application)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        r = await client.post("/a2a/push/no-such-watch", content=b"{}", headers={"X-A2A-Notification-Token": "t"})
+    assert r.status_code == 404 and r.json() == {"error": "no such watch"}
+    assert r.headers["X-Content-Type-Options"] == "nosniff" and "set-cookie" not in r.headers
+    assert not [h for h in hops if "process_" in h] and len(hops) <= 3, hops

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from channels.db import database_sync_to_async
 from django.contrib.auth.decorators import login_not_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -22,6 +21,7 @@ from django.views.decorators.csrf import csrf_exempt
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.push import push_task_id, token_matches
 from a2aconsole.core.workspace import Workspace
+from a2aconsole.web import db_threads
 from a2aconsole.web.body_limit import body_cap
 from a2aconsole.web.metrics import counted_push
 
@@ -102,7 +102,7 @@ async def _receive_from_files(watch_id: str, token: str | None, body: bytes) -> 
     """Scale-out: verify the push against pending.json, then wake the worker that follows the watch."""
     from a2aconsole.web.runtime import wake_worker
 
-    found = await database_sync_to_async(_find)(watch_id)
+    found = await db_threads.run(_find, watch_id)  # a kept connection: one push after another
     if found is None:
         return "not_found"
     ws, rec = found
