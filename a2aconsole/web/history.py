@@ -26,11 +26,6 @@ def timeline(agent: str, task_id: str) -> list[TaskEvent]:
     return list(TaskEvent.objects.filter(agent=agent, task_id=task_id).order_by("created_at", "id"))
 
 
-def last_states(pairs: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
-    """The latest known state of each (agent, task id), from the history: two queries whatever the count."""
-    return {k: ev.state for k, ev in latest_events(pairs, states_only=True).items()}
-
-
 def latest_events(
     pairs: list[tuple[str, str]] | set[tuple[str, str]], kinds: tuple[str, ...] = (), states_only: bool = False
 ) -> dict[tuple[str, str], TaskEvent]:

@@ -235,6 +235,8 @@ class TaskRecord(models.Model):
             models.Index(fields=["agent", "started_at"], name="task_record_agent_started"),
             # sort by duration: finished by run_seconds, running (run_seconds NULL) by started_at
             models.Index(fields=["run_seconds", "started_at"], name="task_record_duration"),
+            # the live tabs' progress mark (`task_index.progress_at`): the latest line told, every few seconds
+            models.Index(fields=["progress_at"], name="task_record_progress_at"),
         ]
 
     def __str__(self) -> str:

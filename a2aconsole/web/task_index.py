@@ -117,6 +117,29 @@ def progress_of(pairs: Any) -> dict[tuple[str, str], Any]:
     return {(r.agent, r.task_id): r for r in rows if (r.agent, r.task_id) in wanted}
 
 
+def rows_of(pairs: Any) -> dict[tuple[str, str], Any]:
+    """The rows of these (agent, task id) pairs with what a watch row shows (state, progress line): one query.
+    A row's state is its latest event's (`fold`), so a watch table reads it here, not from the history."""
+    from a2aconsole.web.models import TaskRecord
+
+    wanted = set(pairs)
+    if not wanted:
+        return {}
+    rows = TaskRecord.objects.filter(task_id__in={t for _, t in wanted})
+    rows = rows.only("agent", "task_id", "state", "progress", "progress_at")
+    return {(r.agent, r.task_id): r for r in rows if (r.agent, r.task_id) in wanted}
+
+
+def progress_at(**where: str) -> Any:
+    """When the latest progress line of the tasks matching `where` was told: a live tab's progress mark. A status
+    message is no event, so a tab that heard no message while this moved missed one; an event moves the rows'
+    `updated_at` but not this (the tab catches up on a missed event by its id, row by row, not in full)."""
+    from a2aconsole.web.models import TaskRecord
+
+    rows = TaskRecord.objects.filter(**where).exclude(progress_at=None).order_by("-progress_at")
+    return rows.values_list("progress_at", flat=True).first()
+
+
 def changed_at(**where: str) -> Any:
     """When a task's row last changed (of those matching `where`): a status message changes no event, so caches
     of what rows show, and tabs checking that they heard everything, look here."""

@@ -47,14 +47,21 @@ def add_agent(ws: Workspace, agent: TestAgent, name: str = "bot", **extra: str) 
 
 def record_event(ws: Workspace | None, task_id: str, kind: str, state: str, text: str) -> TaskEvent:
     """A task event of bot's for the console chat, as the history records it (without a workspace when `ws` is None)."""
+    from django.db import transaction
+
+    from a2aconsole.web import task_index
+
     where = {"workspace": str(ws.root)} if ws is not None else {}
-    return TaskEvent.objects.create(
-        **where,
-        agent="bot",
-        task_id=task_id,
-        target="console",
-        kind=kind,
-        state=state,
-        text=text,
-        created_at=timezone.now(),
-    )
+    with transaction.atomic():  # as the event sink stores it: with its task's row of the index
+        row = TaskEvent.objects.create(
+            **where,
+            agent="bot",
+            task_id=task_id,
+            target="console",
+            kind=kind,
+            state=state,
+            text=text,
+            created_at=timezone.now(),
+        )
+        task_index.note(row)
+    return row

@@ -12,14 +12,14 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from a2aconsole.core.events import ALL_GROUP, Event, target_group, task_group
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.workspace import Workspace
-from a2aconsole.web import history
+from a2aconsole.web import history, task_index
 from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.live.frames import pack
 from a2aconsole.web.models import ChatTarget, TaskEvent
@@ -43,9 +43,12 @@ def event(task: str, kind: str = "state", **extra: object) -> dict:
 
 
 def store(task: str, kind: str, state: str, text: str = "") -> int:
-    ev = TaskEvent.objects.create(
-        agent="bot", task_id=task, target="console", kind=kind, state=state, text=text, created_at=timezone.now()
-    )
+    """An event stored as the event sink stores it: its row, and its task's row of the index (`task_index.note`)."""
+    with transaction.atomic():
+        ev = TaskEvent.objects.create(
+            agent="bot", task_id=task, target="console", kind=kind, state=state, text=text, created_at=timezone.now()
+        )
+        task_index.note(ev)
     return ev.id
 
 
@@ -201,9 +204,9 @@ def test_history_views_use_a_fixed_number_of_queries(db: None) -> None:
     assert len(found) == 20 and {q.task_id for q in found} == {f"q{i}" for i in range(40) if not i % 2}
     assert len(open_q) <= 2, len(open_q)
     with CaptureQueriesContext(connection) as states_q:
-        states = history.last_states([("bot", f"q{i}") for i in range(40)])
-    assert states[("bot", "q1")] == "completed" and states[("bot", "q2")] == "input-required"
-    assert len(states_q) <= 2
+        rows = task_index.rows_of([("bot", f"q{i}") for i in range(40)])
+    assert rows[("bot", "q1")].state == "completed" and rows[("bot", "q2")].state == "input-required"
+    assert len(states_q) == 1
 
 
 async def test_a_recheck_of_a_finished_task_is_not_recorded_again(ws: Workspace) -> None:

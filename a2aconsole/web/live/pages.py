@@ -209,12 +209,12 @@ class WatchesLive(LivePage):
         return found
 
     @staticmethod
-    def _files() -> tuple[tuple[str, tuple[object, ...]], ...]:
+    def _files(spaces: list[Any] | None = None) -> tuple[tuple[str, tuple[object, ...]], ...]:
         """Each workspace's pending.json (and its journal) as the file system knows it: the watches are as before
         while it is."""
         from a2aconsole.web.views import scope
 
-        return tuple((str(ws.root), ws.pending_stamp()) for ws in scope.all_workspaces())
+        return tuple((str(ws.root), ws.pending_stamp()) for ws in spaces or scope.all_workspaces())
 
     def _remember(self, tab: Tab, ctx: dict[str, Any]) -> None:
         tab.memo["shown"] = [r["watch_id"] for r in ctx["rows"]]
@@ -241,7 +241,7 @@ class WatchesLive(LivePage):
         return outcomes(changes.tasks & answers_shown(tab)) + self._rows_changed(tab, changes)
 
     def progress_mark(self, params: dict[str, str]) -> Any:
-        return task_index.changed_at()
+        return task_index.progress_at()
 
     def _rows_changed(self, tab: Tab, changes: Changes) -> list[str]:
         quick = self._only_rows(tab, changes)
@@ -270,19 +270,20 @@ class WatchesLive(LivePage):
         pending.json is as the tab's table was built from (no watch came or went) and the search does not filter
         on what a change changes (state, source). None: the whole table is needed. At 50 pushes a second on 500
         watches this is the difference between ten tabs reading every watch's state 4 times a second, and not."""
-        from a2aconsole.web.views import watches
+        from a2aconsole.web.views import scope, watches
 
         q = tab.params.get("q", "")
         query = watches.Query.parse(q)
         shown = tab.memo.get("shown")
         if not shown or "state" in query.filters or "source" in query.filters or not changes.tasks:
             return None
-        if tab.memo.get("files") is None or self._files() != tab.memo["files"]:
+        spaces = scope.all_workspaces()
+        if tab.memo.get("files") is None or self._files(spaces) != tab.memo["files"]:
             return None
         mine = changes.tasks & tab.memo.get("shown_tasks", set())
         if not mine:  # ten tabs on ten pages: most changes are on another tab's page
             return []
-        ctx = watches.table(q, tab.prepared.get("live"), only=mine)
+        ctx = watches.table(q, tab.prepared.get("live"), only=mine, spaces=spaces)
         return self._rows(ctx, [r for r in ctx["rows"] if r["watch_id"] in set(shown)], changes)
 
     @staticmethod
@@ -306,7 +307,7 @@ class ChatLive(LivePage):
         return rows.first() or 0
 
     def progress_mark(self, params: dict[str, str]) -> Any:
-        return task_index.changed_at(target=params["target"])
+        return task_index.progress_at(target=params["target"])
 
     def full(self, tab: Tab) -> list[str]:
         from a2aconsole.web.views import conversation
@@ -354,7 +355,7 @@ class TaskLive(LivePage):
         return self._events(params).order_by("-id").values_list("id", flat=True).first() or 0
 
     def progress_mark(self, params: dict[str, str]) -> Any:
-        return task_index.changed_at(agent=params["agent"], task_id=params["task"])
+        return task_index.progress_at(agent=params["agent"], task_id=params["task"])
 
     def _ctx(self, tab: Tab, events: list[TaskEvent], states: list[str], context_id: str) -> dict[str, Any]:
         p = tab.params
@@ -437,7 +438,7 @@ class TasksLive(LivePage):
         return [tasklist.live_fragment(tab.params)]
 
     def progress_mark(self, params: dict[str, str]) -> Any:
-        return task_index.changed_at()
+        return task_index.progress_at()
 
 
 @register("agents")

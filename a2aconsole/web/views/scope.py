@@ -38,7 +38,7 @@ def target_or_404(target_id: str) -> ChatTarget:
 def all_workspaces() -> list[Workspace]:
     """Every workspace the console knows: its own and each chat target's, once each."""
     seen: dict[Workspace, None] = {console_workspace(): None}
-    for path in ChatTarget.objects.values_list("workspace", flat=True).distinct():
+    for path in ChatTarget.objects.order_by().values_list("workspace", flat=True).distinct():
         if path:
             seen.setdefault(Workspace(path), None)
     return list(seen)

@@ -125,16 +125,18 @@ def table(
     live: dict[str, dict[str, Any]] | None = None,
     only: set[tuple[str, str]] | None = None,
     page: int | None = 1,
+    spaces: list[Workspace] | None = None,
 ) -> dict[str, Any]:
     """Everything the table shows: the rows of page `page` (None: all) matching `q`, newest first, the number
     matching and in all, and files that cannot be read. `only`: just the rows of these (agent, task id), for a
     live update of a few rows (`total` then counts those only). Without a `state:` or `source:` filter (what a
     watch's registry and history say, not its record) the page is chosen from the records, so only its rows
-    read their state: a page of 10,000 watches costs about what one of 10 does."""
+    read their state: a page of 10,000 watches costs about what one of 10 does. `spaces`: the workspaces, when
+    the caller has them already (`scope.all_workspaces()`)."""
     now = datetime.now(UTC)
     found: list[tuple[Workspace, list[WatchRecord]]] = []
     broken: list[str] = []
-    for ws in scope.all_workspaces():
+    for ws in scope.all_workspaces() if spaces is None else spaces:
         pf = pending_cache.read_pending(ws)
         if pf.parse_error:
             broken.append(pf.parse_error)
@@ -195,8 +197,9 @@ def _cut(items: list[Any], page: int) -> list[Any]:
 def _rows(
     records: list[tuple[Workspace, WatchRecord]], now: datetime, live: dict[str, dict[str, Any]] | None
 ) -> list[dict[str, Any]]:
-    pairs = [(r.agent, r.task_id) for _, r in records]
-    states, lines = history.last_states(pairs), task_index.progress_of(pairs)
+    kept = task_index.rows_of((r.agent, r.task_id) for _, r in records)  # states and progress: one query
+    states = {k: row.state for k, row in kept.items() if row.state}
+    lines = {k: row for k, row in kept.items() if row.progress}
     return [_row(ws, r, now, states, (live or {}).get(r.watch_id) or {}, lines) for ws, r in records]
 
 
