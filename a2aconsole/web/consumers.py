@@ -129,10 +129,12 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
             self._schedule(now=True)
 
     async def a2a_event(self, message: dict[str, Any]) -> None:
-        """Something changed (the event is stored already): note it; the flusher renders soon, once per batch."""
-        event = message.get("event") or {}
+        """Something changed (the events are stored already): note it; the flusher renders soon, once per batch. A
+        message carries one `event` or, from a batch stored together, its `events` in order."""
+        events = message.get("events") if isinstance(message.get("events"), list) else [message.get("event") or {}]
+        ids = [e["eventId"] for e in events if isinstance(e, dict) and isinstance(e.get("eventId"), int)]
+        event_id = max(ids) if ids else None
         origin, group, seq = message.get("origin"), message.get("group"), message.get("seq")
-        event_id = event.get("eventId") if isinstance(event.get("eventId"), int) else None
         if isinstance(seq, int) and origin and group:
             last = self.seqs.get((origin, group))
             if last is not None and seq != last + 1:  # a message was lost (or the sender restarted)
@@ -146,7 +148,9 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
         self.heard += 1
         if event_id is not None:
             self.newest = max(self.newest, event_id)
-        self.pending.add(event)
+        for event in events:
+            if isinstance(event, dict):
+                self.pending.add(event)
         self._schedule()
 
     def _fell_behind(self) -> None:

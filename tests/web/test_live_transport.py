@@ -259,3 +259,38 @@ async def test_task_page_appends_new_events_only(ws: Workspace, owner_cookie: st
     assert "step 200 of a long task" in got and "step 199" not in got
     assert '<ol hx-swap-oob="beforeend:#timeline-log">' in got and len(got.encode()) < 6_000, len(got.encode())
     await comm.disconnect()
+
+
+async def test_events_stored_together_are_announced_in_one_message_a_group(ws: Workspace) -> None:
+    """A burst stored in one transaction reaches a group as one message with its events in order (ten tabs and
+    50 pushes a second were 500 messages a second on the event loop), numbered like any other message."""
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(ALL_GROUP, channel)
+    sink = ChannelsBroadcast()
+    at = datetime.now(UTC)
+    burst = [Event("state", str(ws.root), "bot", f"t{i}", at, target="console", state="working") for i in range(20)]
+    await asyncio.gather(*(sink.emit(e) for e in burst))
+    messages = []
+    while sum(len(m.get("events") or [m["event"]]) for m in messages) < 20:
+        messages.append(await asyncio.wait_for(layer.receive(channel), 5))
+    told = [e for m in messages for e in (m.get("events") or [m["event"]])]
+    assert [e["task_id"] for e in told] == [f"t{i}" for i in range(20)] and len(messages) < 20
+    seqs = [m["seq"] for m in messages]
+    assert seqs == list(range(seqs[0], seqs[0] + len(messages)))
+    ids = [e["eventId"] for e in told]
+    assert ids == sorted(ids)
+
+
+async def test_a_tab_renders_every_row_of_a_message_of_many_events(ws: Workspace, owner_cookie: str) -> None:
+    await add_watches(ws, 3)
+    comm, ok = await connect_socket("/ws/console/watches/", owner_cookie)
+    assert ok
+    await frames_until(comm, lambda t: t.count("<tr id=") == 3)
+    for task in ("task-00000", "task-00002"):
+        await sync_to_async(store)(task, "state", "input-required")
+    message = {"type": "a2a.event", "events": [event(t)["event"] for t in ("task-00000", "task-00002")]}
+    await get_channel_layer().group_send(ALL_GROUP, message)
+    got = "".join(await frames_until(comm, lambda t: '<tr id="watch-w0"' in t and '<tr id="watch-w2"' in t))
+    assert got.count('data-task-state="input-required"') == 2 and '<tr id="watch-w1"' not in got
+    await comm.disconnect()
