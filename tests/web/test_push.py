@@ -251,3 +251,21 @@ async def test_a_push_is_not_handed_between_threads_by_the_middleware(runtime_fo
     assert r.status_code == 404 and r.json() == {"error": "no such watch"}
     assert r.headers["X-Content-Type-Options"] == "nosniff" and "set-cookie" not in r.headers
     assert not [h for h in hops if "process_" in h] and len(hops) <= 3, hops
+
+
+async def test_a_push_starts_no_thread(runtime_for, monkeypatch) -> None:
+    """Django serves a request in a context whose first sync call starts a thread for that request alone, and the
+    event loop waits for it to start: at 50 pushes a second, a fifth of the loop's time."""
+    import threading
+
+    await runtime_for("http://testserver", [])
+    transport = httpx.ASGITransport(app=application)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        await client.post("/a2a/push/warm-up", content=b"{}", headers={"X-A2A-Notification-Token": "t"})
+        started: list[str] = []
+        real = threading.Thread.start
+        monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self.name) or real(self))
+        for _ in range(5):
+            r = await client.post("/a2a/push/no-such-watch", content=b"{}", headers={"X-A2A-Notification-Token": "t"})
+            assert r.status_code == 404
+    assert started == []
