@@ -9,9 +9,11 @@ URL can carry a key elsewhere.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -208,6 +210,36 @@ def origin_of(url: str) -> str:
     return f"{p.scheme}://{(p.hostname or '').lower()}:{port}"
 
 
+# Set by `telling_when_sent`: called once a request made in this context (or a task started in it) is written.
+_on_sent: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("a2a_on_sent", default=None)
+SENT_EVENTS = frozenset({"http11.send_request_body.complete", "http2.send_request_body.complete"})
+
+
+@contextlib.contextmanager
+def telling_when_sent(callback: Callable[[], None]) -> Iterator[None]:
+    """Within (and in the tasks started within): `callback()` once each request's body is written to the agent's
+    connection, seen by httpcore's `trace` extension. A send writes its task's record then: while the question
+    is on the wire, not ahead of it."""
+    token = _on_sent.set(callback)
+    try:
+        yield
+    finally:
+        _on_sent.reset(token)
+
+
+async def _tell_sent(request: httpx.Request) -> None:
+    """Request hook: the trace that calls the context's `telling_when_sent` callback."""
+    callback = _on_sent.get()
+    if callback is None:
+        return
+
+    async def trace(name: str, info: dict[str, Any]) -> None:
+        if name in SENT_EVENTS:
+            callback()
+
+    request.extensions = {**request.extensions, "trace": trace}
+
+
 async def _guard_key(request: httpx.Request) -> None:
     """Request hook: a key header only ever goes to the origin it was meant for."""
     allowed = request.headers.pop(KEY_ORIGIN_HEADER, None)
@@ -225,7 +257,7 @@ def new_http_client(max_response_bytes: int | None = None) -> httpx.AsyncClient:
         timeout=httpx.Timeout(60.0, connect=10.0),
         limits=httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS),
         headers={"A2A-Version": "1.0", "Accept-Encoding": "identity"},
-        event_hooks={"request": [_guard_key], "response": [bound_answers(limit)]},
+        event_hooks={"request": [_guard_key, _tell_sent], "response": [bound_answers(limit)]},
     )
 
 
@@ -443,7 +475,10 @@ class Connection:
         return c
 
     def _ctx(self, timeout: float | None = None) -> ClientCallContext:
-        return ClientCallContext(
+        """A new context per call (the SDK's auth interceptor writes into one), built without pydantic's
+        validation of what is ours already: that was a share of each send's overhead."""
+        return ClientCallContext.model_construct(
+            state={},
             service_parameters=key_headers(self.entry, self.card.sdk_card),
             timeout=timeout if timeout is not None else self.remote.call_timeout,
         )

@@ -12,6 +12,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.gc_collector import GCCollector
@@ -47,6 +49,13 @@ LEASE_HELD = Gauge(
 )
 
 
+@lru_cache(maxsize=4096)
+def _call_timer(agent: str, method: str) -> Any:
+    """The histogram's child for (agent, method), looked up once: `labels()` builds and locks on every call, a
+    share of each send's overhead (tests/bench/send_overhead.py). Bounded like the labels themselves."""
+    return REMOTE_CALL_SECONDS.labels(agent, method)
+
+
 @contextmanager
 def remote_call(agent: str, method: str) -> Iterator[None]:
     """Time one remote call; a failure is also counted by its kind (RemoteError's). A cancelled call
@@ -57,9 +66,9 @@ def remote_call(agent: str, method: str) -> Iterator[None]:
     except Exception as e:
         kind = str(getattr(e, "kind", "") or "other") if isinstance(e, A2AConsoleError) else "other"
         REMOTE_CALL_FAILURES.labels(agent, method, kind).inc()
-        REMOTE_CALL_SECONDS.labels(agent, method).observe(time.perf_counter() - start)
+        _call_timer(agent, method).observe(time.perf_counter() - start)
         raise
-    REMOTE_CALL_SECONDS.labels(agent, method).observe(time.perf_counter() - start)
+    _call_timer(agent, method).observe(time.perf_counter() - start)
 
 
 def lease_held(workspace: str, held: bool) -> None:

@@ -27,6 +27,7 @@ from .watch_control import WatchControl, same_watch
 from .workspace import Workspace
 
 if TYPE_CHECKING:
+    from .clock import Clock
     from .following import Follower
 
 log = logging.getLogger(__name__)
@@ -130,6 +131,30 @@ async def write_sending(
     except FileFormatError as e:
         return None, e
     return record, None
+
+
+ASKED_WAIT_SECONDS = 0.05  # at most this long a record waits for its follower's first question to be on the wire
+
+
+async def write_once_asked(
+    asked: asyncio.Event,
+    runner: asyncio.Future[Any],
+    workspace: Workspace,
+    record: WatchRecord,
+    clock: Clock,
+    wait_seconds: float,
+) -> tuple[WatchRecord | None, FileFormatError | None]:
+    """`write_sending`, once the follower's first GetTask is written to the agent (`asked`, see
+    `client.telling_when_sent`), it ended, or ASKED_WAIT_SECONDS passed. Written at once, the record's file work
+    went ahead of the question and the answer came that much later (0.5 ms of a 7 ms send); written now, it
+    overlaps the agent's work. A crash in between loses the task just as one before the send's reply would."""
+    if not asked.is_set() and not runner.done():
+        waiter = asyncio.ensure_future(asked.wait())
+        try:
+            await asyncio.wait({waiter, runner}, timeout=ASKED_WAIT_SECONDS, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+    return await write_sending(workspace, record, clock.now(), wait_seconds)
 
 
 async def unrecord(workspace: Workspace, record: WatchRecord) -> bool:

@@ -21,7 +21,7 @@ from typing import Any
 from .agents import AgentEntry
 from .attachments import read_attachments
 from .chat import ChatTarget
-from .client import Connection, Remote, RemoteError, outgoing_message
+from .client import Connection, Remote, RemoteError, outgoing_message, telling_when_sent
 from .clock import Clock, SystemClock
 from .config import ClientSettings
 from .connections import ConnectionPool
@@ -41,7 +41,15 @@ from .results import (
     task_outcome,
 )
 from .scrubber import Scrubbers
-from .sending import drop_runner, hand_over, new_record, unrecord, unwatchable_answer, working_answer, write_sending
+from .sending import (
+    drop_runner,
+    hand_over,
+    new_record,
+    unrecord,
+    unwatchable_answer,
+    working_answer,
+    write_once_asked,
+)
 from .snapshots import StatusValue, TaskSnapshot
 from .tool_args import agent_entry, send_args, task_id_of
 from .tool_events import ToolEvents
@@ -216,9 +224,11 @@ class A2ATool:
         # first: the record is written while its first GetTask is on the wire.
         record = self._new_record(conn, reply, target, text, stale)
         follower = self._follower(record, workspace)
-        runner = asyncio.ensure_future(follower.follow(conn))
+        asked = asyncio.Event()
+        with telling_when_sent(asked.set):  # the follower's task keeps the context it started in
+            runner = asyncio.ensure_future(follower.follow(conn))
         recording = asyncio.ensure_future(
-            write_sending(workspace, record, self.clock.now(), self.settings.wait_seconds)
+            write_once_asked(asked, runner, workspace, record, self.clock, self.settings.wait_seconds)
         )
         try:
             await self._wait(runner, started)

@@ -158,3 +158,39 @@ async def test_send_follower_goes_on_as_the_watch(http, workspace: Workspace, ma
     assert target == TARGET and "released h1" in text
     assert [sent for _, sent in runs] == [True]  # one run of one follower: the send's
     assert sum(1 for _, path, _ in agent.requests if path == "/.well-known/agent-card.json") == 1
+
+
+async def test_a_request_tells_when_it_is_on_the_wire(http, sdk_agent: SdkAgent) -> None:
+    """`telling_when_sent`: a request made in its context (or a task started in it) calls back once its body is
+    written to the agent; a request outside does not. A send writes its record then, not ahead of the question."""
+    from a2aconsole.core.client import telling_when_sent
+
+    told: list[str] = []
+
+    async def ask(who: str) -> None:
+        r = await http.get(sdk_agent.url.rstrip("/") + "/.well-known/agent-card.json")
+        assert r.status_code == 200, who
+
+    with telling_when_sent(lambda: told.append("in")):
+        started = asyncio.ensure_future(ask("started inside"))
+        await ask("inside")
+    await started
+    await ask("outside")
+    assert told == ["in", "in"]
+
+
+async def test_a_send_s_record_is_written_though_its_question_never_goes_out(workspace: Workspace) -> None:
+    """The record waits for the follower's first GetTask to be on the wire only so long: a follower stuck before
+    it (a call limit, a slow connect) still gets its record before the wait."""
+    from a2aconsole.core.pending import WatchRecord
+    from a2aconsole.core.sending import ASKED_WAIT_SECONDS, write_once_asked
+
+    never: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    record = WatchRecord("w1", TARGET, "echo", "t1", "c1", started_at="2026-12-03T00:00:00Z")
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    written, error = await write_once_asked(asyncio.Event(), never, workspace, record, SystemClock(), 30)
+    assert written is record and error is None and ASKED_WAIT_SECONDS <= loop.time() - start < 5
+    (kept,) = workspace.read_pending().records
+    assert kept.watch_id == "w1" and kept.state == "sending"
+    never.cancel()
