@@ -285,7 +285,11 @@ class A2ATool:
             rec = f.record
             await self._emit(kind, workspace, rec.target, rec.agent, rec.task_id, rec.context_id, **kw)
 
-        return Follower(record, workspace, float("inf"), SendHost(self.pool, self.settings, self.clock, emit))
+        follower = Follower(record, workspace, float("inf"), SendHost(self.pool, self.settings, self.clock, emit))
+        # the first state it sees is news to the history, the reply's own too (an answer's reply already says
+        # `working`: without this, nothing told that the question was answered until the task moved again)
+        follower.state = ""
+        return follower
 
     async def _finish(self, task: TaskSnapshot, agent: str, workspace: Workspace, target: str) -> dict[str, Any]:
         if has_files(task):  # saving files blocks: off the loop

@@ -427,3 +427,55 @@ def test_progress_shows_live_on_the_watch_row_the_timeline_and_the_conversation(
         watches.close()
         task.close()
     assert errors == [] and watch_errors == [] and task_errors == []
+
+
+def test_an_answer_given_on_the_watches_page_replaces_its_panel(
+    page: Page, server: ConsoleServer, bot: TestAgent
+) -> None:
+    """The answer panel of the watch table asks the agent's question; the answer's reply took the place of the
+    form inside that panel, a second panel of the same task (and id) nested in the first."""
+    ensure_bot(server, bot)
+    errors = console_errors(page)
+    task_id = start_task(page, "later wq1")
+    page.goto("/watches/")
+    live(page)
+    page.locator("#watch-table tr", has_text=task_id).get_by_role("button", name="Re-check").click()
+    answer = page.locator("#watch-answer")
+    expect(answer.locator("[data-task-state]")).to_have_text("working")
+    bot.release("wq1")
+    expect(answer.locator("[data-task-state]")).to_have_text("input-required")
+    answer.get_by_label("Your answer").fill("hold wa1")
+    answer.get_by_role("button", name="Answer").click()
+    expect(answer.locator("[data-task-state]")).to_have_text("working")
+    assert duplicate_ids(page) == []
+    bot.release("wa1")
+    expect(answer.locator("[data-task-state]")).to_have_text("completed")
+    expect(answer).to_contain_text("got answer: hold wa1")
+    assert duplicate_ids(page) == [] and errors == []
+
+
+def test_an_answer_given_on_a_task_page_comes_back_as_its_answer_panel(
+    page: Page, server: ConsoleServer, bot: TestAgent
+) -> None:
+    """A question in the task page's timeline (and, after a re-check, in its answer panel) is answered in place;
+    the reply went in place of the form, a second panel of the task beside the first (two ids each)."""
+    ensure_bot(server, bot)
+    errors = console_errors(page)
+    task_id = start_task(page, "later tq1")
+    page.goto(f"/tasks/bot/{task_id}/?target=console")
+    live(page)
+    bot.release("tq1")
+    timeline = page.locator("#timeline")
+    expect(timeline.get_by_label("Answer bot")).to_be_visible()
+    page.get_by_role("button", name="Re-check").click()
+    panel = page.locator("#task-answer")
+    expect(panel.locator("[data-task-state]")).to_have_text("input-required")
+    timeline.get_by_label("Answer bot").fill("hold ta1")
+    timeline.get_by_role("button", name="Answer").click()
+    expect(panel.locator("[data-task-state]")).to_have_text("working")
+    expect(timeline.get_by_label("Answer bot")).to_have_count(0)  # the question is answered: its form goes
+    assert duplicate_ids(page) == []
+    bot.release("ta1")
+    expect(panel.locator("[data-task-state]")).to_have_text("completed")
+    expect(page.locator("#task-state")).to_have_text("completed")
+    assert duplicate_ids(page) == [] and errors == []

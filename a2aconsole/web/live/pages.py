@@ -23,8 +23,9 @@ from a2aconsole.web.models import TaskEvent
 
 TABLES_KEPT = 8  # watch tables kept for tabs rendering the same search at the same moment
 ROWS_PER_FRAGMENT = 100  # watch rows per appended batch: ~150 KB, one frame each
-OUTCOME_KINDS = ("result", "question", "state")
+OUTCOME_KINDS = ("result", "question", "state", "sent")  # "sent": a message or an answer went to the task
 REPLY = "#reply"  # the chat's answer panel: an answer given in it replaces it whole
+WATCH_ANSWER, TASK_ANSWER = "#watch-answer", "#task-answer"  # the other pages' answer panels, the same way
 
 
 def outcome_of(ev: TaskEvent) -> dict[str, Any]:
@@ -38,7 +39,9 @@ def outcome_of(ev: TaskEvent) -> dict[str, Any]:
         "state": ev.state or "unknown",
         "dom_id": history.dom_id(ev.agent, ev.task_id),
     }
-    if ev.kind == "question":
+    if ev.kind == "sent":  # the owner's answer (or message) reached the task; the agent has not said more yet
+        r["state"] = "submitted"
+    elif ev.kind == "question":
         r["question"] = ev.text
     elif ev.kind == "result":
         r["text"] = ev.text
@@ -71,11 +74,12 @@ class Rendered:
 RENDERED = Rendered()
 
 
-def outcomes(tasks: set[tuple[str, str]], target: str = "", answer_target: str = "this") -> list[str]:
+def outcomes(tasks: set[tuple[str, str]], target: str = "", answer_target: str = REPLY) -> list[str]:
     """The answer panel of each changed task, badge and text from one render (dropped by tabs not showing it);
-    a running task's says what the agent said last ("Working on it: working 3/8"). `answer_target`: what the
-    reply to an answer given in it replaces: the chat's whole `#reply` panel (the reply is a `#reply` itself:
-    put in place of the form, it would nest a second `#reply` in the first), else the form itself."""
+    a running task's says what the agent said last ("Working on it: working 3/8"). `answer_target`: the page's
+    answer panel, which the reply to an answer given in it replaces whole: the chat's `#reply`, the watch
+    table's `#watch-answer`, a task page's `#task-answer` (put in place of the form, a reply nested a second
+    panel of the task, with its ids, in the first)."""
     out = []
     lines = task_index.progress_of(tasks)
     for key, ev in history.latest_events(tasks, kinds=OUTCOME_KINDS).items():
@@ -238,7 +242,8 @@ class WatchesLive(LivePage):
         return out
 
     def changed(self, tab: Tab, changes: Changes) -> list[str]:
-        return outcomes(changes.tasks & answers_shown(tab)) + self._rows_changed(tab, changes)
+        shown = outcomes(changes.tasks & answers_shown(tab), answer_target=WATCH_ANSWER)
+        return shown + self._rows_changed(tab, changes)
 
     def progress_mark(self, params: dict[str, str]) -> Any:
         return task_index.progress_at()
@@ -370,7 +375,7 @@ class TaskLive(LivePage):
             "finished": bool(states) and states[-1] in history.TERMINAL,
             "progress": task_index.task_progress(p["agent"], p["task"], states[-1] if states else "unknown"),
             "full_dates": True,
-            "answer_target": "this",
+            "answer_target": TASK_ANSWER,
             "oob": True,
         }
 
@@ -409,7 +414,8 @@ class TaskLive(LivePage):
         out.append(render_to_string("web/task.html#timeline-more", ctx))
         out.append('<p id="timeline-empty" class="empty" hx-swap-oob="true" hidden></p>')
         out += [render_to_string(f"web/task.html#{n}", ctx) for n in ("task-state", "task-controls")]
-        return out + outcomes({(tab.params["agent"], tab.params["task"])}, tab.params.get("target", ""))
+        task = {(tab.params["agent"], tab.params["task"])}
+        return out + outcomes(task, tab.params.get("target", ""), answer_target=TASK_ANSWER)
 
 
 @register("status")

@@ -124,6 +124,23 @@ def save_upload(ws: Workspace, f: UploadedFile) -> str:
     return rel.as_posix()
 
 
+# The answer panels of other pages (an answer form's `hx-target`), and the partial each is rendered from.
+ANSWER_PANELS = {"watch-answer": "web/watches.html#watch-answer", "task-answer": "web/task.html#task-answer"}
+
+
+def answer_panel(reply: dict[str, Any], panel: str) -> dict[str, Any]:
+    """What a page's answer panel shows for the reply to an answer given in it, or in its page's timeline."""
+    from a2aconsole.web.views.watches import answer_vals
+
+    return {
+        "answer": reply,
+        "answer_label": "Your answer",
+        "answer_target": f"#{panel}",
+        "answer_vals": answer_vals(reply),
+        "keep_raw": True,  # a task page's raw JSON stays as it is
+    }
+
+
 async def send(request: HttpRequest, target: str) -> HttpResponse:
     """POST: send the message through the tool; the reply (or the form's errors) is rendered."""
     if request.method != "POST":
@@ -144,6 +161,12 @@ async def send(request: HttpRequest, target: str) -> HttpResponse:
         status = 200 if "error" not in reply else 422
     else:
         status = 400
+    panel = request.headers.get("HX-Target", "")
+    if request.headers.get("HX-Request") and panel in ANSWER_PANELS and reply is not None:
+        # an answer given on the watch table or a task page: its reply is that page's answer panel, whole (put in
+        # place of the form, it nested a second panel of the task, and its ids, in the first)
+        ctx = {**answer_panel(reply, panel), "target": t}
+        return await sync_to_async(render)(request, ANSWER_PANELS[panel], ctx)
     if request.headers.get("HX-Request"):
         # htmx swaps 2xx answers only; the panel itself says what went wrong
         ctx = {"reply": reply, "target": t, "form": form}

@@ -55,7 +55,7 @@ def context(
         "finished": bool(states) and states[-1] in history.TERMINAL,
         "progress": task_index.task_progress(agent, task_id, state),
         "full_dates": True,
-        "answer_target": "this",  # no #reply panel here: an answer's reply replaces its form
+        "answer_target": "#task-answer",  # an answer (in the panel or the timeline) comes back as the panel
         "context_id": next((ev.context_id for ev in reversed(events) if ev.context_id), ""),
         "raw": json.dumps(raw, indent=2, ensure_ascii=False, default=str) if raw else "",
         "raw_is_task": bool(raw_task),

@@ -203,6 +203,15 @@ def _rows(
     return [_row(ws, r, now, states, (live or {}).get(r.watch_id) or {}, lines) for ws, r in records]
 
 
+def answer_vals(answer: dict[str, Any]) -> str:
+    """The `hx-vals` with which the answer panel tells the tab's socket which task it shows (`WatchesLive.told`):
+    the tab then keeps it current. Empty for an answer about no task."""
+    agent, task_id = answer.get("agent"), answer.get("taskId")
+    if not (isinstance(agent, str) and agent and isinstance(task_id, str) and task_id):
+        return ""
+    return json.dumps({"answerAgent": agent, "answerTask": task_id})
+
+
 def _find(watch_id: str) -> dict[str, Any] | None:
     """The row of one watch, read alone (a row's action built all 10,000 rows to find one: 1.9 s)."""
     for ws in scope.all_workspaces():
@@ -245,14 +254,12 @@ async def action(request: HttpRequest) -> HttpResponse:
     else:
         answer = {"error": f"unknown action {what!r}"}
     labels = {"status": "Re-check", "cancel": "Cancel", "again": "Send again"}
-    task_id = answer.get("taskId") if isinstance(answer.get("taskId"), str) else None
     ctx: dict[str, Any] = {
         "answer": answer,
         "answer_label": labels.get(what, what),
         "answer_row": row,
-        # the panel tells the tab's socket which task it shows (live.pages.WatchesLive.told)
-        "answer_vals": json.dumps({"answerAgent": row["agent"], "answerTask": task_id}) if row and task_id else "",
-        "answer_target": "this",  # no #reply panel here: an answer's reply replaces its form
+        "answer_vals": answer_vals({"agent": row["agent"], **answer}) if row else "",
+        "answer_target": "#watch-answer",  # an answer given in the panel comes back as the panel
         "target": {"id": row["target"]} if row else None,
     }
     if request.headers.get("HX-Request"):
