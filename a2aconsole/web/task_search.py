@@ -11,7 +11,9 @@ by its words, then matched in the texts themselves.
 
 from __future__ import annotations
 
-from django.db.models import Q
+from typing import Any
+
+from django.db.models import Q, QuerySet
 
 from a2aconsole.web.task_index import SEARCHED
 
@@ -33,14 +35,16 @@ def key_filter(key: str, value: str) -> Q:
     return Q(**{f"{key}__iexact": value})
 
 
-def word_filter(term: str) -> Q:
-    """The tasks whose ids or texts contain `term` (case-insensitive)."""
+def word_filter(term: str, within: QuerySet[Any] | None = None) -> Q:
+    """The tasks whose ids or texts contain `term` (case-insensitive). `within`: the tasks the search's other
+    terms leave (its filters, dates): the ids are looked for among those only (`agent:poet state:completed
+    lisbon` read every task's words for "lisbon" first, a tenth of them, then matched row by row anyway)."""
     from a2aconsole.web.models import TaskRecord
 
     words = term.lower().split()
     hit = Q()
     for word in words:
-        having = TaskRecord.objects.filter(search_words__contains=word)
+        having = (within if within is not None else TaskRecord.objects).filter(search_words__contains=word)
         ids = list(having.order_by().values_list("id", flat=True)[: FEW + 1])  # the index alone, not the rows
         hit &= Q(id__in=ids) if len(ids) <= FEW else Q(search_words__contains=word)
     if len(words) > 1:  # a phrase: its words are there; is the phrase itself?

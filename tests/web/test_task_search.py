@@ -59,6 +59,14 @@ def test_a_word_many_tasks_have_and_one_few_have(owner: Client) -> None:
     assert found(owner, "lighthouse") == ["task-0300", "task-0007"]  # few: by their ids
     assert found(owner, "agent:poet lighthouse") == ["task-0007"]  # an agent's name in any case
     assert found(owner, "agent:POET state:completed lighthouse") == ["task-0007"]
+    # a word many tasks have but few of the filtered ones: looked for among those, then read by their ids
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        assert found(owner, "agent:poet sea")[:2] == [f"task-{many - 1:04d}", f"task-{many - 3:04d}"]
+    (lookup,) = [q["sql"] for q in queries.captured_queries if 'SELECT "web_taskrecord"."id" AS "id"' in q["sql"]]
+    assert "Poet" in lookup  # the word's ids were looked for among the agent's tasks only
 
 
 def test_a_later_text_is_searchable_and_the_old_one_gone(owner: Client) -> None:

@@ -99,7 +99,7 @@ class TaskQuery:
         if "before" in self.dates:
             qs = qs.filter(started_at__lt=start_of(self.dates["before"]))
         for word in self.words:
-            qs = qs.filter(task_search.word_filter(word))
+            qs = qs.filter(task_search.word_filter(word, within=qs))
         return qs
 
 
