@@ -122,10 +122,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
             return
         changes = self.page.told(self.tab, data) if isinstance(data, dict) else None
         if changes:
-            self.pending.full |= changes.full
-            self.pending.tasks |= changes.tasks
-            self.pending.kinds |= changes.kinds
-            self.pending.count += changes.count
+            self.pending.merge(changes)
             self._schedule(now=True)
 
     async def a2a_event(self, message: dict[str, Any]) -> None:

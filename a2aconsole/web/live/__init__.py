@@ -35,6 +35,13 @@ class Changes:
         if event.get("task_id"):
             self.tasks.add((str(event.get("agent") or ""), str(event["task_id"])))
 
+    def merge(self, other: Changes) -> None:
+        """Take in what `other` noted too."""
+        self.full |= other.full
+        self.tasks |= other.tasks
+        self.kinds |= other.kinds
+        self.count += other.count
+
     def __bool__(self) -> bool:
         return self.full or self.count > 0
 
