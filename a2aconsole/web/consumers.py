@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
 import logging
 from typing import Any
@@ -29,12 +28,6 @@ from a2aconsole.web.live.frames import pack
 from a2aconsole.web.metrics import WEBSOCKET_CLIENTS
 
 log = logging.getLogger(__name__)
-
-
-def render(fn: Any) -> Any:
-    """Renders run in threads of their own with kept database connections (`db_threads.render`), not on the one
-    thread Django's sync views share: a burst of renders never queues ahead of a push's event insert."""
-    return functools.partial(db_threads.render, fn)
 
 
 LIVE_MARK = "<!-- live -->"
@@ -191,8 +184,8 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
             try:
                 for g in self.groups_joined:
                     await self.channel_layer.group_add(g, self.channel_name)
-                current = await render(self.page.version)(self.tab.params)
-                mark = await render(self.page.progress_mark)(self.tab.params)
+                current = await db_threads.render(self.page.version, self.tab.params)
+                mark = await db_threads.render(self.page.progress_mark, self.tab.params)
             except Exception as e:
                 log.warning("live check of a %s tab failed: %s", self.page_name, type(e).__name__)
                 continue
@@ -224,7 +217,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
             return None if len(rows) > MISSED_CATCH_UP else rows
 
         try:
-            return await render(read)()
+            return await db_threads.render(read)
         except Exception as e:
             log.warning("reading the events a %s tab missed failed: %s", self.page_name, type(e).__name__)
             return None
@@ -235,7 +228,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
         try:
             self.tab.changes = None
             await self.page.prepare(self.tab)
-            current, mark, frames = await render(self._connect_frames)()
+            current, mark, frames = await db_threads.render(self._connect_frames)
         except Exception:
             log.exception("rendering %s fragments failed", self.page_name)
             return
@@ -254,7 +247,7 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
         try:
             self.tab.changes = changes
             await self.page.prepare(self.tab)
-            current, frames = await render(self._change_frames)(changes)
+            current, frames = await db_threads.render(self._change_frames, changes)
         except Exception:
             log.exception("rendering %s fragments failed", self.page_name)
             return

@@ -106,15 +106,8 @@ def note_progress(event_row: Any) -> bool:
 
 
 def progress_of(pairs: Any) -> dict[tuple[str, str], Any]:
-    """The rows with a progress line of these (agent, task id) pairs: one query."""
-    from a2aconsole.web.models import TaskRecord
-
-    wanted = set(pairs)
-    if not wanted:
-        return {}
-    rows = TaskRecord.objects.filter(task_id__in={t for _, t in wanted}).exclude(progress="")
-    rows = rows.only("agent", "task_id", "state", "progress", "progress_at")
-    return {(r.agent, r.task_id): r for r in rows if (r.agent, r.task_id) in wanted}
+    """The rows with a progress line of these (agent, task id) pairs (`rows_of`): one query."""
+    return {key: row for key, row in rows_of(pairs).items() if row.progress}
 
 
 def rows_of(pairs: Any) -> dict[tuple[str, str], Any]:

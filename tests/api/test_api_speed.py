@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from asgiref.sync import SyncToAsync, sync_to_async
+from asgiref.sync import sync_to_async
 
 from a2aconsole.api import views
 from a2aconsole.core.chat import ChatTarget as Chat
@@ -29,6 +29,7 @@ from a2aconsole.web.broadcast import ChannelsBroadcast, deferred_events
 from a2aconsole.web.models import ApiToken, TaskEvent
 from tests.support.agents import TestAgent
 from tests.support.api_host import Host, make_host
+from tests.support.asgi import asgi_client, count_thread_hops
 from tests.support.console_server import ConsoleServer
 from tests.support.runtime import fresh_runtime
 from tests.support.toolkit import entry, write_agents
@@ -169,23 +170,9 @@ async def test_an_event_that_cannot_be_stored_leaves_the_rest_of_its_batch(caplo
     assert "storing a state event of task t-1 failed" in caplog.text
 
 
-def _asgi() -> httpx.AsyncClient:
-    """A client of the whole ASGI application, as daphne serves it (Django's test client skips api/handler.py)."""
-    from a2aconsole.asgi import application
-
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=application), base_url="http://testserver")
-
-
 async def test_an_api_call_is_not_handed_between_threads_by_the_middleware(host: Host, monkeypatch) -> None:
-    hops: list[str] = []
-    real = SyncToAsync.__call__
-
-    async def counted(self: SyncToAsync, *args: Any, **kwargs: Any) -> Any:
-        hops.append(getattr(self.func, "__qualname__", repr(self.func)))
-        return await real(self, *args, **kwargs)
-
-    monkeypatch.setattr(SyncToAsync, "__call__", counted)
-    async with _asgi() as client:
+    hops = count_thread_hops(monkeypatch)
+    async with asgi_client() as client:
         resp = await client.post(
             f"/api/v1/targets/{host.target.id}/tool",
             json={"action": "agents"},
@@ -198,7 +185,7 @@ async def test_an_api_call_is_not_handed_between_threads_by_the_middleware(host:
 
 
 async def test_api_answers_keep_the_security_headers_and_host_check(host: Host) -> None:
-    async with _asgi() as client:
+    async with asgi_client() as client:
         resp = await client.post(f"/api/v1/targets/{host.target.id}/tool", json={})
         foreign = await client.post(f"/api/v1/targets/{host.target.id}/tool", json={}, headers={"Host": "evil.example"})
         unknown = await client.get("/api/v1/nothing-here")

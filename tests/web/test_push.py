@@ -17,6 +17,7 @@ from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
 from a2aconsole.web.runtime import Runtime, build_runtime, close_runtime, install_runtime
 from a2aconsole.web.views.push import refused_before_body
+from tests.support.asgi import asgi_client, count_thread_hops
 from tests.support.watching import LoopbackServer, SignalClock, WaitableSink, add_record, eventually, start_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -232,21 +233,9 @@ async def test_a_push_is_not_handed_between_threads_by_the_middleware(runtime_fo
     """A push needs no session, login or CSRF: it is served like the API (api/handler.py), its middleware hooks
     in the loop. Through the console's eleven, every push was handed to a thread and back some fifteen times:
     a fifth of the loop's time at 50 pushes a second."""
-    from typing import Any
-
-    from asgiref.sync import SyncToAsync
-
     await runtime_for("http://testserver", [])
-    hops: list[str] = []
-    real = SyncToAsync.__call__
-
-    async def counted(self: SyncToAsync, *args: Any, **kwargs: Any) -> Any:
-        hops.append(getattr(self.func, "__qualname__", repr(self.func)))
-        return await real(self, *args, **kwargs)
-
-    monkeypatch.setattr(SyncToAsync, "__call__", counted)
-    transport = httpx.ASGITransport(app=application)
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+    hops = count_thread_hops(monkeypatch)
+    async with asgi_client() as client:
         r = await client.post("/a2a/push/no-such-watch", content=b"{}", headers={"X-A2A-Notification-Token": "t"})
     assert r.status_code == 404 and r.json() == {"error": "no such watch"}
     assert r.headers["X-Content-Type-Options"] == "nosniff" and "set-cookie" not in r.headers
@@ -259,8 +248,7 @@ async def test_a_push_starts_no_thread(runtime_for, monkeypatch) -> None:
     import threading
 
     await runtime_for("http://testserver", [])
-    transport = httpx.ASGITransport(app=application)
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+    async with asgi_client() as client:
         await client.post("/a2a/push/warm-up", content=b"{}", headers={"X-A2A-Notification-Token": "t"})
         started: list[str] = []
         real = threading.Thread.start

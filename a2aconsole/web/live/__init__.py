@@ -88,8 +88,9 @@ class LivePage:
         return None
 
     def progress_mark(self, params: dict[str, str]) -> Any:
-        """When the task rows this page shows last changed (None: it shows none). A status message is no event
-        (`version` does not move): a tab that heard no message while this moved missed one."""
+        """When the latest progress line of the tasks this page shows was told (None: it shows none;
+        `task_index.progress_at`). A status message is no event (`version` does not move): a tab that heard no
+        message while this moved missed one."""
         return None
 
 
