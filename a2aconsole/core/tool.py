@@ -286,9 +286,11 @@ class A2ATool:
             await self._emit(kind, workspace, rec.target, rec.agent, rec.task_id, rec.context_id, **kw)
 
         follower = Follower(record, workspace, float("inf"), SendHost(self.pool, self.settings, self.clock, emit))
-        # the first state it sees is news to the history, the reply's own too (an answer's reply already says
-        # `working`: without this, nothing told that the question was answered until the task moved again)
-        follower.state = ""
+        if "staleStatus" not in record.extra:
+            # the first state it sees is news to the history, the reply's own too (an answer's reply already says
+            # `working`: without this, nothing told that the question was answered until the task moved again).
+            # A stale reply's state is the old question's: not news, and not told again.
+            follower.state = ""
         return follower
 
     async def _finish(self, task: TaskSnapshot, agent: str, workspace: Workspace, target: str) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import pytest
 
 from a2aconsole.core.client import new_http_client
 from a2aconsole.core.clock import FakeClock
+from a2aconsole.core.events import STATE, MemorySink
 from a2aconsole.core.results import WORKING_NOTE
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import PDF_BYTES, TestAgent
@@ -142,6 +143,33 @@ async def test_send_answer_still_worked_on_when_wait_ends_starts_watch(
         assert record.state == "input-required" and stale["state"] == "input-required"
         assert stale["messageId"] and stale["timestamp"]
     sdk_echo.release("q1")
+
+
+async def test_an_answer_s_first_state_is_told_and_a_stale_one_is_not(
+    http, workspace: Workspace, sdk_echo: SdkAgent
+) -> None:
+    """The history learns that a question was answered: the Python agent's reply already says `working`, and
+    that state is told (before, nothing was until the task moved again, and a live panel showed the question
+    once more). The JS agent's task shows the old question until the wait ends: that is not told again."""
+    sink = MemorySink()
+    clock = FakeClock()
+    tool = make_tool(http, workspace, clock=clock, events=sink)
+    asked = await tool.run("send", {"agent": "echo", "message": "ask"}, TARGET)
+    told, asks = len(sink.events), list(sdk_echo.methods).count("GetTask")
+    run = asyncio.create_task(
+        tool.run("send", {"agent": "echo", "message": "hold q2", "taskId": asked["taskId"]}, TARGET)
+    )
+    await clock.wait_for_sleepers(1)
+    # the follower's first GetTask is answered (and what it saw told) before the wait runs out
+    await eventually(lambda: list(sdk_echo.methods).count("GetTask") > asks, what="the follower's GetTask")
+    await eventually(lambda: sdk_echo.sdk != "python" or STATE in [e.kind for e in sink.events[told:]])
+    await clock.advance(5)
+    assert (await asyncio.wait_for(run, 10))["state"] == "working"
+    states = [e.state for e in sink.events[told:] if e.kind == STATE]
+    assert "input-required" not in states
+    if sdk_echo.sdk == "python":
+        assert states == ["working"]
+    sdk_echo.release("q2")
 
 
 async def test_send_failed_task_returns_reason(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
