@@ -97,3 +97,18 @@ class FakeClock:
         self._mono = target
         for _ in range(5):
             await asyncio.sleep(0)
+
+
+async def wait_done(clock: Clock, fut: asyncio.Future[object], seconds: float) -> None:
+    """Until `fut` is done or `seconds` pass on `clock` (`fut` is left running). On the real clock the time limit
+    is a timer of the loop rather than a sleeping task beside `fut`: a send waits so on every call."""
+    if fut.done() or seconds <= 0:
+        return
+    if isinstance(clock, SystemClock):
+        await asyncio.wait({fut}, timeout=seconds)
+        return
+    timer = asyncio.ensure_future(clock.sleep(seconds))
+    try:
+        await asyncio.wait({fut, timer}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        timer.cancel()

@@ -18,7 +18,7 @@ import stat
 import tempfile
 import threading
 import weakref
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 MISSING_VERSION = "missing"
@@ -182,23 +182,46 @@ class FileLock:
             finally:
                 self._os_release(fd)
 
-    @contextlib.asynccontextmanager
-    async def ahold(self) -> AsyncIterator[None]:
-        """Hold the lock from a coroutine; the event loop is never blocked waiting for it."""
+    def ahold(self) -> AsyncHold:
+        """Hold the lock from a coroutine (`async with lock.ahold():`); the event loop is never blocked waiting
+        for it."""
+        return AsyncHold(self)
+
+
+class AsyncHold:
+    """`FileLock.ahold`'s context: a class, not a generator, as every send takes the lock twice."""
+
+    __slots__ = ("_alock", "_fd", "_lock")
+
+    def __init__(self, lock: FileLock) -> None:
+        self._lock = lock
+        self._fd = -1
+        self._alock: asyncio.Lock | None = None
+
+    async def __aenter__(self) -> None:
+        lock = self._lock
         loop = asyncio.get_running_loop()
-        alock = self._async_locks.get(loop)
+        alock = lock._async_locks.get(loop)
         if alock is None:
-            alock = self._async_locks[loop] = asyncio.Lock()
-        async with alock:
+            alock = lock._async_locks[loop] = asyncio.Lock()
+        await alock.acquire()
+        try:
             # a free lock is taken at once; a held one is waited for in a thread (a thread hop costs a send
             # about a millisecond: the lock is mostly free)
-            fd = self._os_try_acquire()
+            fd = lock._os_try_acquire()
             if fd is None:
-                fd = await _acquire_in_thread(self._os_acquire)
-            try:
-                yield
-            finally:
-                self._os_release(fd)
+                fd = await _acquire_in_thread(lock._os_acquire)
+        except BaseException:
+            alock.release()
+            raise
+        self._fd, self._alock = fd, alock
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._alock is not None
+        try:
+            FileLock._os_release(self._fd)
+        finally:
+            self._alock.release()
 
 
 async def _acquire_in_thread(acquire: object) -> int:

@@ -10,8 +10,6 @@ names; never a task id, a watch id, a URL or a key.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -56,19 +54,31 @@ def _call_timer(agent: str, method: str) -> Any:
     return REMOTE_CALL_SECONDS.labels(agent, method)
 
 
-@contextmanager
-def remote_call(agent: str, method: str) -> Iterator[None]:
-    """Time one remote call; a failure is also counted by its kind (RemoteError's). A cancelled call
-    (the watch stopped, the process is ending) is neither timed nor counted."""
-    start = time.perf_counter()
-    try:
-        yield
-    except Exception as e:
-        kind = str(getattr(e, "kind", "") or "other") if isinstance(e, A2AConsoleError) else "other"
-        REMOTE_CALL_FAILURES.labels(agent, method, kind).inc()
-        _call_timer(agent, method).observe(time.perf_counter() - start)
-        raise
-    _call_timer(agent, method).observe(time.perf_counter() - start)
+def remote_call(agent: str, method: str) -> RemoteCallTimer:
+    """Time one remote call (`with metrics.remote_call(agent, method):`); a failure is also counted by its kind
+    (RemoteError's). A cancelled call (the watch stopped, the process is ending) is neither timed nor counted."""
+    return RemoteCallTimer(agent, method)
+
+
+class RemoteCallTimer:
+    """`remote_call`'s context: a class, not a generator, as it wraps every remote call."""
+
+    __slots__ = ("agent", "method", "start")
+
+    def __init__(self, agent: str, method: str) -> None:
+        self.agent, self.method = agent, method
+        self.start = 0.0
+
+    def __enter__(self) -> None:
+        self.start = time.perf_counter()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if exc_type is not None:
+            if not issubclass(exc_type, Exception):
+                return  # cancelled, or the process ends
+            kind = str(getattr(exc, "kind", "") or "other") if isinstance(exc, A2AConsoleError) else "other"
+            REMOTE_CALL_FAILURES.labels(self.agent, self.method, kind).inc()
+        _call_timer(self.agent, self.method).observe(time.perf_counter() - self.start)
 
 
 def lease_held(workspace: str, held: bool) -> None:

@@ -29,10 +29,14 @@ JOURNAL_NAME = "pending.journal"
 JOURNAL_LIMIT = 32 * 1024
 
 
+# one encoder for every line: `json.dumps` with options builds a new one per call (a share of a send's cost)
+_LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def line(op: Op) -> bytes:
     kind, value = op
     entry = {"add": value.to_json()} if kind == "add" else {"remove": value}
-    return json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    return _LINE.encode(entry).encode() + b"\n"
 
 
 def journal_ops(data: bytes, version: Callable[[], str]) -> tuple[list[Op], bool, bool]:

@@ -165,7 +165,7 @@ class _Parts:
         self.agent = agent
         self.workspace = workspace
         self.max_file_bytes = max_file_bytes
-        self.inbox = InboxFolder(workspace.inbox_dir / safe_file_name(agent))
+        self._inbox: InboxFolder | None = None  # made on the first file saved: most outcomes save none
         self.files: list[str] = []
         self.links: list[str] = []
         self.other_urls: list[str] = []
@@ -185,7 +185,9 @@ class _Parts:
         return parts[:room]
 
     def _save(self, name: str, data: bytes) -> str:
-        return self.inbox.save(name, data).relative_to(self.workspace.root).as_posix()
+        if self._inbox is None:
+            self._inbox = InboxFolder(self.workspace.inbox_dir / safe_file_name(self.agent))
+        return self._inbox.save(name, data).relative_to(self.workspace.root).as_posix()
 
     def text(self, text: str, name: str) -> str:
         """`text` as the outcome holds it: whole while the inline budget lasts, else saved as `<name>.txt` and
@@ -245,7 +247,8 @@ class _Parts:
         if self.parts_skipped:
             out["partsSkipped"] = self.parts_skipped
             out["maxParts"] = MAX_PARTS
-        self.inbox.sync()
+        if self._inbox is not None:
+            self._inbox.sync()
 
 
 def _clean(d: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ delivery in the chat.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import secrets
@@ -37,7 +38,9 @@ GRACE_SECONDS = 30.0  # past the wait, the time a live sender needs to settle it
 _INSTANCE = uuid.uuid4().hex  # this process, distinct from an earlier one that had the same pid
 
 
+@functools.cache
 def _host() -> str:
+    """This machine's name, asked once (a system call on every send otherwise)."""
     return socket.gethostname()
 
 
@@ -136,25 +139,31 @@ async def write_sending(
 ASKED_WAIT_SECONDS = 0.05  # at most this long a record waits for its follower's first question to be on the wire
 
 
-async def write_once_asked(
-    asked: asyncio.Event,
-    runner: asyncio.Future[Any],
-    workspace: Workspace,
-    record: WatchRecord,
-    clock: Clock,
-    wait_seconds: float,
-) -> tuple[WatchRecord | None, FileFormatError | None]:
-    """`write_sending`, once the follower's first GetTask is written to the agent (`asked`, see
-    `client.telling_when_sent`), it ended, or ASKED_WAIT_SECONDS passed. Written at once, the record's file work
-    went ahead of the question and the answer came that much later (0.5 ms of a 7 ms send); written now, it
-    overlaps the agent's work. A crash in between loses the task just as one before the send's reply would."""
-    if not asked.is_set() and not runner.done():
-        waiter = asyncio.ensure_future(asked.wait())
-        try:
-            await asyncio.wait({waiter, runner}, timeout=ASKED_WAIT_SECONDS, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            waiter.cancel()
-    return await write_sending(workspace, record, clock.now(), wait_seconds)
+class RecordWriter:
+    """Writes a send's record (`write_sending`) once: when the follower's first GetTask is written to the agent
+    (`asked`, the callback of `client.telling_when_sent`), when ASKED_WAIT_SECONDS passed, or when the send
+    wants it (`written`), whichever comes first. Written at once, the record's file work went ahead of the
+    question and the answer came that much later (0.5 ms of a 7 ms send); written then, it overlaps the agent's
+    work. A crash in between loses the task just as one before the send's reply would. Started from a callback,
+    not a task of its own waiting on an event: nothing of it runs before the question is out."""
+
+    def __init__(self, workspace: Workspace, record: WatchRecord, clock: Clock, wait_seconds: float) -> None:
+        self._args = (workspace, record, clock, wait_seconds)
+        self._task: asyncio.Task[tuple[WatchRecord | None, FileFormatError | None]] | None = None
+        self._timer = asyncio.get_running_loop().call_later(ASKED_WAIT_SECONDS, self.asked)
+
+    def asked(self) -> None:
+        """Start the write now (a call after the first does nothing)."""
+        if self._task is None:
+            self._timer.cancel()
+            workspace, record, clock, wait_seconds = self._args
+            self._task = asyncio.ensure_future(write_sending(workspace, record, clock.now(), wait_seconds))
+
+    async def written(self) -> tuple[WatchRecord | None, FileFormatError | None]:
+        """`write_sending`'s outcome, the write started now if it was not yet."""
+        self.asked()
+        assert self._task is not None
+        return await self._task
 
 
 async def unrecord(workspace: Workspace, record: WatchRecord) -> bool:

@@ -22,7 +22,7 @@ from .agents import AgentEntry
 from .attachments import read_attachments
 from .chat import ChatTarget
 from .client import Connection, Remote, RemoteError, outgoing_message, telling_when_sent
-from .clock import Clock, SystemClock
+from .clock import Clock, SystemClock, wait_done
 from .config import ClientSettings
 from .connections import ConnectionPool
 from .errors import A2AConsoleError, FileFormatError, ToolError
@@ -42,13 +42,13 @@ from .results import (
 )
 from .scrubber import Scrubbers
 from .sending import (
+    RecordWriter,
     drop_runner,
     hand_over,
     new_record,
     unrecord,
     unwatchable_answer,
     working_answer,
-    write_once_asked,
 )
 from .snapshots import StatusValue, TaskSnapshot
 from .tool_args import agent_entry, send_args, task_id_of
@@ -224,19 +224,16 @@ class A2ATool:
         # first: the record is written while its first GetTask is on the wire.
         record = self._new_record(conn, reply, target, text, stale)
         follower = self._follower(record, workspace)
-        asked = asyncio.Event()
-        with telling_when_sent(asked.set):  # the follower's task keeps the context it started in
+        recording = RecordWriter(workspace, record, self.clock, self.settings.wait_seconds)
+        with telling_when_sent(recording.asked):  # the follower's task keeps the context it started in
             runner = asyncio.ensure_future(follower.follow(conn))
-        recording = asyncio.ensure_future(
-            write_once_asked(asked, runner, workspace, record, self.clock, self.settings.wait_seconds)
-        )
         try:
-            await self._wait(runner, started)
+            await wait_done(self.clock, runner, self.settings.wait_seconds - (self.clock.monotonic() - started))
         except BaseException:  # cancelled: the caller gave up, the chat gets the result
-            written, _ = await asyncio.shield(recording)
+            written, _ = await asyncio.shield(recording.written())
             await asyncio.shield(hand_over(self.watches, workspace, reply.state, written, follower, runner))
             raise
-        written, unwritable = await recording
+        written, unwritable = await recording.written()
         if runner.done():
             try:
                 task = runner.result()
@@ -269,17 +266,6 @@ class A2ATool:
             (r for r in pf.records if r.target == target and r.agent == agent and r.context_id == context_id), None
         )
 
-    async def _wait(self, runner: asyncio.Future[TaskSnapshot], started: float) -> None:
-        """Until the follower is done or `WaitSeconds` (from the send) run out."""
-        remaining = self.settings.wait_seconds - (self.clock.monotonic() - started)
-        if remaining <= 0 or runner.done():
-            return
-        timer = asyncio.ensure_future(self.clock.sleep(remaining))
-        try:
-            await asyncio.wait({runner, timer}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            timer.cancel()
-
     def _follower(self, record: WatchRecord, workspace: Workspace) -> Follower:
         async def emit(kind: str, f: Follower, **kw: Any) -> None:
             rec = f.record
@@ -298,10 +284,11 @@ class A2ATool:
             out = await asyncio.to_thread(task_outcome, task, agent, workspace, self.settings.max_file_bytes)
         else:
             out = task_outcome(task, agent, workspace, self.settings.max_file_bytes)
-        kind = QUESTION if is_interrupted(out["state"]) else RESULT if is_terminal(out["state"]) else STATE
-        await self._emit(
-            kind, workspace, target, agent, task.id, task.context_id, state=out["state"], **outcome_event(out)
-        )
+        if self.events is not None:  # the event's preview is built only for a sink
+            kind = QUESTION if is_interrupted(out["state"]) else RESULT if is_terminal(out["state"]) else STATE
+            await self._emit(
+                kind, workspace, target, agent, task.id, task.context_id, state=out["state"], **outcome_event(out)
+            )
         return out
 
     def _new_record(

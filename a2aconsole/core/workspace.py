@@ -8,7 +8,7 @@ changed only in a `PendingTx` (`pending_tx.py`; its journal: `pending_journal.py
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -166,15 +166,12 @@ class Workspace:
         """What changes whenever `read_pending` may read something else (`pending.json` and its journal)."""
         return (file_sig(self.pending_path), file_sig(self.journal_path))
 
-    @contextlib.asynccontextmanager
-    async def pending_tx(self, *, durable: bool = True) -> AsyncIterator[PendingTx]:
-        """Read-modify-write `pending.json` under the lock (`PendingTx`). A malformed file raises and is left
-        alone. `durable=False`: no fsync (the change survives this process dying, not the machine crashing);
-        such a change that only adds or removes records is a line appended to the journal."""
-        async with self.lock.ahold():
-            tx = STORE.load(self)
-            yield tx
-            STORE.write(self, tx, STORE.plan(tx, durable=durable))
+    def pending_tx(self, *, durable: bool = True) -> PendingTxScope:
+        """Read-modify-write `pending.json` under the lock (`async with ws.pending_tx() as tx:`, `PendingTx`). A
+        malformed file raises and is left alone. `durable=False`: no fsync (the change survives this process
+        dying, not the machine crashing); such a change that only adds or removes records is a line appended to
+        the journal."""
+        return PendingTxScope(self, durable)
 
     @contextlib.contextmanager
     def pending_tx_sync(self, *, durable: bool = True) -> Iterator[PendingTx]:
@@ -182,3 +179,32 @@ class Workspace:
             tx = STORE.load(self)
             yield tx
             STORE.write(self, tx, STORE.plan(tx, durable=durable))
+
+
+class PendingTxScope:
+    """`Workspace.pending_tx`'s context: the lock held, the records loaded, committed when the body ends without
+    an exception. A class, not a generator: every send opens two."""
+
+    __slots__ = ("_durable", "_hold", "_tx", "_ws")
+
+    def __init__(self, ws: Workspace, durable: bool) -> None:
+        self._ws, self._durable = ws, durable
+        self._hold = ws.lock.ahold()
+        self._tx: PendingTx | None = None
+
+    async def __aenter__(self) -> PendingTx:
+        await self._hold.__aenter__()
+        try:
+            self._tx = STORE.load(self._ws)
+        except BaseException:
+            await self._hold.__aexit__()
+            raise
+        return self._tx
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        try:
+            if exc_type is None:
+                assert self._tx is not None
+                STORE.write(self._ws, self._tx, STORE.plan(self._tx, durable=self._durable))
+        finally:
+            await self._hold.__aexit__()

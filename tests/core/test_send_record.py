@@ -181,16 +181,18 @@ async def test_a_request_tells_when_it_is_on_the_wire(http, sdk_agent: SdkAgent)
 
 async def test_a_send_s_record_is_written_though_its_question_never_goes_out(workspace: Workspace) -> None:
     """The record waits for the follower's first GetTask to be on the wire only so long: a follower stuck before
-    it (a call limit, a slow connect) still gets its record before the wait."""
+    it (a call limit, a slow connect) still gets its record before the wait, written once."""
     from a2aconsole.core.pending import WatchRecord
-    from a2aconsole.core.sending import ASKED_WAIT_SECONDS, write_once_asked
+    from a2aconsole.core.sending import ASKED_WAIT_SECONDS, RecordWriter
 
-    never: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     record = WatchRecord("w1", TARGET, "echo", "t1", "c1", started_at="2026-12-03T00:00:00Z")
     loop = asyncio.get_running_loop()
     start = loop.time()
-    written, error = await write_once_asked(asyncio.Event(), never, workspace, record, SystemClock(), 30)
-    assert written is record and error is None and ASKED_WAIT_SECONDS <= loop.time() - start < 5
+    writer = RecordWriter(workspace, record, SystemClock(), 30)  # and nobody tells it the question is out
+    await eventually(lambda: workspace.read_pending().records, what="the record written by the timer")
+    assert ASKED_WAIT_SECONDS <= loop.time() - start < 5
+    written, error = await writer.written()
+    writer.asked()  # late: nothing more is written
+    assert written is record and error is None
     (kept,) = workspace.read_pending().records
     assert kept.watch_id == "w1" and kept.state == "sending"
-    never.cancel()
