@@ -7,7 +7,7 @@ import heapq
 import itertools
 import time
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class Clock(Protocol):
@@ -112,3 +112,39 @@ async def wait_done(clock: Clock, fut: asyncio.Future[object], seconds: float) -
         await asyncio.wait({fut, timer}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         timer.cancel()
+
+
+def deadline(clock: Clock, seconds: float) -> Any:
+    """`async with deadline(clock, seconds):` raises TimeoutError once `seconds` pass on `clock`, cancelling what
+    the body awaits then (`asyncio.timeout` on the real clock)."""
+    if isinstance(clock, SystemClock):
+        return asyncio.timeout(seconds)
+    return _ClockDeadline(clock, seconds)
+
+
+class _ClockDeadline:
+    """`asyncio.timeout` for another clock: a sleeper on it cancels the task, and the exit turns that into
+    TimeoutError (a cancellation from elsewhere stays one)."""
+
+    def __init__(self, clock: Clock, seconds: float) -> None:
+        self._clock, self._seconds = clock, seconds
+        self._fired = False
+        self._task: asyncio.Task[Any] | None = None
+        self._timer: asyncio.Future[None] | None = None
+
+    async def __aenter__(self) -> None:
+        self._task = asyncio.current_task()
+        self._timer = asyncio.ensure_future(self._clock.sleep(self._seconds))
+        self._timer.add_done_callback(self._fire)
+
+    def _fire(self, timer: asyncio.Future[None]) -> None:
+        if not timer.cancelled() and self._task is not None:
+            self._fired = True
+            self._task.cancel()
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        assert self._timer is not None and self._task is not None
+        self._timer.remove_done_callback(self._fire)
+        self._timer.cancel()
+        if self._fired and exc_type is asyncio.CancelledError and self._task.uncancel() == 0:
+            raise TimeoutError from exc

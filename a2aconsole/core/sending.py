@@ -207,8 +207,10 @@ def unwatchable_answer(e: FileFormatError, agent: str, task_id: str, context_id:
     }
 
 
-def drop_runner(runner: asyncio.Future[Any]) -> None:
+def drop_runner(runner: asyncio.Future[Any] | None) -> None:
     """Stop a send's follower no watch took over (the watch that arms the record checks the task itself)."""
+    if runner is None:
+        return
     if runner.done():
         if not runner.cancelled():
             runner.exception()  # retrieved: never logged as "never retrieved"
@@ -222,7 +224,7 @@ async def hand_over(
     state: str,
     record: WatchRecord | None,
     follower: Follower,
-    runner: asyncio.Future[Any],
+    runner: asyncio.Future[Any] | None,
 ) -> dict[str, Any]:
     """The wait ran out (task in `state`): the sending record becomes a plain watch (written first); the watch
     registry of this process takes the follower over as it is (`adopt`: no second card fetch, no check
@@ -237,7 +239,7 @@ async def hand_over(
         return unwatchable_answer(e, rec.agent, rec.task_id, rec.context_id)
     adopt = getattr(watches, "adopt", None)
     try:
-        if runner.done() or adopt is None or not await adopt(workspace, record, follower, runner):
+        if runner is None or runner.done() or adopt is None or not await adopt(workspace, record, follower, runner):
             drop_runner(runner)
             await watches.arm(workspace, record)
     except Exception:

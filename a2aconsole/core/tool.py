@@ -225,31 +225,41 @@ class A2ATool:
         record = self._new_record(conn, reply, target, text, stale)
         follower = self._follower(record, workspace)
         recording = RecordWriter(workspace, record, self.clock, self.settings.wait_seconds)
-        with telling_when_sent(recording.asked):  # the follower's task keeps the context it started in
-            runner = asyncio.ensure_future(follower.follow(conn))
+        runner: asyncio.Future[TaskSnapshot] | None = None
         try:
-            await wait_done(self.clock, runner, self.settings.wait_seconds - (self.clock.monotonic() - started))
+            with telling_when_sent(recording.asked):  # a task started inside keeps the context it started in
+                # The first GetTask in this task: a quick task ends with it. Else the follower goes on in a task
+                # of its own, which the watch of the chat takes over when the wait runs out.
+                task, failure = await self._check_first(follower, conn, started)
+                if task is None and failure is None:
+                    runner = asyncio.ensure_future(follower.follow(conn, checked=follower.latest is not None))
+            if runner is not None:
+                await wait_done(self.clock, runner, self._left(started))
         except BaseException:  # cancelled: the caller gave up, the chat gets the result
+            if runner is None:
+                runner = asyncio.ensure_future(follower.follow(conn, checked=follower.latest is not None))
             written, _ = await asyncio.shield(recording.written())
             await asyncio.shield(hand_over(self.watches, workspace, reply.state, written, follower, runner))
             raise
         written, unwritable = await recording.written()
-        if runner.done():
+        if runner is not None and runner.done():
             try:
                 task = runner.result()
             except Exception as e:
-                if isinstance(e, RemoteError) and e.kind == "too_big":  # a watch would read it again and again
-                    if written is not None:
-                        await unrecord(workspace, written)
-                    raise
-                # the task runs on remotely: hand it to a watch, which retries, rather than lose it; its kind,
-                # not its text (an agent's error may echo its key)
-                log.warning("following task %s failed (%s); a watch takes over", reply.id, getattr(e, "kind", ""))
-            else:
-                if written is None or await unrecord(workspace, written):
-                    return await self._finish(task, entry.name, workspace, target)
-                # a worker adopted the record (the wait outlived its sender mark): it delivers to the chat
-                return working_answer(entry.name, task.id, task.context_id)
+                failure = e
+        if failure is not None:
+            if isinstance(failure, RemoteError) and failure.kind == "too_big":  # a watch would read it again
+                if written is not None:
+                    await unrecord(workspace, written)
+                raise failure
+            # the task runs on remotely: hand it to a watch, which retries, rather than lose it; its kind, not its
+            # text (an agent's error may echo its key)
+            log.warning("following task %s failed (%s); a watch takes over", reply.id, getattr(failure, "kind", ""))
+        elif task is not None:
+            if written is None or await unrecord(workspace, written):
+                return await self._finish(task, entry.name, workspace, target)
+            # a worker adopted the record (the wait outlived its sender mark): it delivers to the chat
+            return working_answer(entry.name, task.id, task.context_id)
         task = follower.latest or reply
         if unwritable is not None:
             drop_runner(runner)
@@ -265,6 +275,22 @@ class A2ATool:
         return next(
             (r for r in pf.records if r.target == target and r.agent == agent and r.context_id == context_id), None
         )
+
+    def _left(self, started: float) -> float:
+        """What is left of the send's wait (`WaitSeconds` from the send)."""
+        return self.settings.wait_seconds - (self.clock.monotonic() - started)
+
+    async def _check_first(
+        self, follower: Follower, conn: Connection, started: float
+    ) -> tuple[TaskSnapshot | None, Exception | None]:
+        """The follower's first GetTask within the wait: the task when it settled, or the failure."""
+        left = self._left(started)
+        if left <= 0:
+            return None, None
+        try:
+            return await follower.check_first(conn, left), None
+        except Exception as e:
+            return None, e
 
     def _follower(self, record: WatchRecord, workspace: Workspace) -> Follower:
         async def emit(kind: str, f: Follower, **kw: Any) -> None:

@@ -6,10 +6,10 @@ On both SDKs' agents in turn (the Python one in its own process, the `@a2a-js/sd
 (default 200) each way that complete within the wait, interleaved in a shuffled order so all see the same
 conditions. The tool reads agents.json, builds the message, sends with returnImmediately, writes the
 task's record before the wait (and removes it after: issue 11), checks the task with GetTask and builds
-the outcome. The baseline (issue 10's target: at most 1.1x) is the bare client doing the same wire calls,
-returnImmediately + GetTask (again at once while the task is not done yet: on a fast agent the first GetTask
-often finds it still submitted, without the answer), over a client built once from the card; the shortest way
-the SDK gets an answer, one blocking SendMessage, is printed beside it.
+the outcome. The baseline (issue 10's target: at most 1.1x) is the bare client doing the same wire calls with
+the same message (the text and the hop count), returnImmediately + GetTask (again at once while the task is not
+done yet: on a fast agent the first GetTask often finds it still submitted, without the answer), over a client
+built once from the card; the shortest way the SDK gets an answer, one blocking SendMessage, is printed beside it.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ async def main(n: int, url: str, label: str) -> None:
     from a2aconsole.core.chat import ChatTarget
     from a2aconsole.core.client import BINDINGS, Remote, new_http_client
     from a2aconsole.core.config import ClientSettings
-    from a2aconsole.core.tool import A2ATool
+    from a2aconsole.core.tool import HOPS_KEY, A2ATool
     from a2aconsole.core.workspace import Workspace
 
     ws = Workspace(tempfile.mkdtemp(prefix="a2a-bench-"))
@@ -62,7 +62,11 @@ async def main(n: int, url: str, label: str) -> None:
     client = bare.create(card.sdk_card)
 
     def message(i: int) -> Message:
-        return Message(message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[Part(text=f"hello {i}")])
+        """The message the tool sends: the text, and the hop count in its metadata (the agent keeps it in the
+        task's history, so every answer carries it back: the same bytes to parse either way)."""
+        m = Message(message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[Part(text=f"hello {i}")])
+        m.metadata.update({HOPS_KEY: 1})
+        return m
 
     async def via_tool(i: int) -> None:
         r = await tool.run("send", {"agent": "echo", "message": f"hello {i}"}, target)

@@ -129,9 +129,9 @@ async def test_send_follower_goes_on_as_the_watch(http, workspace: Workspace, ma
     runs: list[tuple[int, bool]] = []
     follow = Follower.follow
 
-    def counted(self: Follower, conn: Any = None) -> Any:
+    def counted(self: Follower, conn: Any = None, **kw: Any) -> Any:
         runs.append((id(self), conn is not None))
-        return follow(self, conn)
+        return follow(self, conn, **kw)
 
     monkeypatch.setattr(Follower, "follow", counted)
     clock = SignalClock()
