@@ -83,8 +83,10 @@ class Scrubber:
             return self.text(value)
         if isinstance(value, dict):
             return {self(k): self(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return type(value)(self(v) for v in value)
+        if isinstance(value, list):
+            return [self(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple([self(v) for v in value])
         return value
 
     def event(self, ev: Event) -> Event:

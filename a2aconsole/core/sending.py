@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import FileFormatError
 from .pending import WatchRecord
 from .results import WORKING_NOTE
+from .snapshots import new_id
 from .watch_control import WatchControl, same_watch
 from .workspace import Workspace
 
@@ -107,7 +108,7 @@ def sender_alive(record: WatchRecord, now: datetime) -> bool:
 def new_record(target: str, agent: str, task_id: str, context_id: str, source: str, now: datetime) -> WatchRecord:
     """A send's watch record (a push token for a push watch)."""
     return WatchRecord(
-        watch_id=uuid.uuid4().hex,
+        watch_id=new_id(),
         target=target,
         agent=agent,
         task_id=task_id,

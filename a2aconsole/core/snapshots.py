@@ -8,7 +8,7 @@ an unspecified one). Each part's text or bytes are read from the SDK's object on
 
 from __future__ import annotations
 
-import uuid
+import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -126,6 +126,12 @@ class ArtifactUpdate:
 TaskEvent = TaskSnapshot | StatusUpdate | ArtifactUpdate  # what a subscription yields
 
 
+def new_id() -> str:
+    """A fresh random id, 32 hex digits (128 bits): a message's or a watch's. `uuid.uuid4().hex` builds and
+    checks a UUID object for the same text, a few microseconds of every send."""
+    return os.urandom(16).hex()
+
+
 @dataclass(frozen=True, slots=True)
 class OutgoingMessage:
     """The user message a send carries: a text, the attached files, the ids it continues, its metadata."""
@@ -135,7 +141,7 @@ class OutgoingMessage:
     context_id: str = ""
     task_id: str = ""
     metadata: dict[str, Any] = field(default_factory=dict, hash=False)
-    message_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    message_id: str = field(default_factory=new_id)
 
 
 @dataclass(frozen=True, slots=True)
