@@ -160,6 +160,76 @@ async def test_send_follower_goes_on_as_the_watch(http, workspace: Workspace, ma
     assert sum(1 for _, path, _ in agent.requests if path == "/.well-known/agent-card.json") == 1
 
 
+async def test_a_quick_task_ends_with_the_first_get_task_in_the_send_s_own_task(
+    http, workspace: Workspace, sdk_agent: SdkAgent, monkeypatch
+) -> None:
+    """The follower's first GetTask runs in the send's task (`check_first`): a task that settled by then starts
+    no follower task of its own, and the record written meanwhile is gone when the send answers."""
+    write_agents(workspace, entry("echo", sdk_agent))
+    firsts: list[str] = []
+    runs: list[bool] = []
+    check_first, follow = Follower.check_first, Follower.follow
+
+    async def first(self: Follower, conn: Any, seconds: float) -> Any:
+        firsts.append(self.record.task_id)
+        return await check_first(self, conn, seconds)
+
+    def counted(self: Follower, conn: Any = None, **kw: Any) -> Any:
+        runs.append(conn is not None)
+        return follow(self, conn, **kw)
+
+    monkeypatch.setattr(Follower, "check_first", first)
+    monkeypatch.setattr(Follower, "follow", counted)
+    tool = make_tool(http, workspace, wait_seconds=30)
+    for i in range(5):  # a fast agent may still say "submitted" at the first check: then its task goes on
+        result = await tool.run("send", {"agent": "echo", "message": f"hello {i}"}, TARGET)
+        assert result["state"] == "completed" and workspace.read_pending().records == []
+    assert len(firsts) == 5 and len(runs) < 5 and all(runs)
+
+
+async def test_a_wait_that_runs_out_during_the_first_get_task_hands_the_follower_over(
+    http, workspace: Workspace, make_agent, monkeypatch
+) -> None:
+    """The first GetTask is bounded by the wait on the injected clock (`clock.deadline`): when the wait runs out
+    with it still unanswered, the call is cut short, the follower goes on in its own task as the watch of this
+    process's registry (one follower, no second card fetch), and the result reaches the chat."""
+    agent = make_agent(streaming=False, push=False)
+    agent.hold_methods = {"GetTask"}  # every GetTask waits until the test releases "calls"
+    write_agents(workspace, entry("bot", agent))
+    runs: list[tuple[int, bool]] = []
+    follow = Follower.follow
+
+    def counted(self: Follower, conn: Any = None, **kw: Any) -> Any:
+        runs.append((id(self), conn is not None))
+        return follow(self, conn, **kw)
+
+    monkeypatch.setattr(Follower, "follow", counted)
+    clock = SignalClock()
+    remote = Remote(http, call_timeout=10.0, card_timeout=5.0)
+    delivery = WaitableDelivery({TARGET: workspace})
+    tool = make_tool(http, workspace, clock=clock)
+    registry = WatchRegistry(remote, ClientSettings(), delivery, clock, pool=tool.pool)
+    tool.tool.watches = registry
+    try:
+        send = asyncio.ensure_future(tool.run("send", {"agent": "bot", "message": "hello there"}, TARGET))
+        await eventually(lambda: agent.in_flight["calls"] == 1 and agent.methods[-1] == "GetTask")
+        await clock.until(lambda sleeps: 5 in sleeps)  # the wait's time, on the clock
+        await clock.advance(5)
+        result = await asyncio.wait_for(send, 10)
+        assert result["state"] == "working" and len(registry) == 1
+        [(record)] = workspace.read_pending().records
+        assert record.state != "sending"  # a plain watch now
+        agent.release("calls")  # the follower's own GetTask, asked again at once, is answered: the task is done
+        [(target, text)] = await delivery.wait_for(1)
+        await eventually(lambda: workspace.read_pending().records == [])
+    finally:
+        agent.release("calls")
+        await registry.stop()
+    assert target == TARGET and "echo: hello there" in text
+    assert [sent for _, sent in runs] == [True]  # the one run, begun by the send, went on as the watch
+    assert sum(1 for _, path, _ in agent.requests if path == "/.well-known/agent-card.json") == 1
+
+
 async def test_a_request_tells_when_it_is_on_the_wire(http, sdk_agent: SdkAgent) -> None:
     """`telling_when_sent`: a request made in its context (or a task started in it) calls back once its body is
     written to the agent; a request outside does not. A send writes its record then, not ahead of the question."""

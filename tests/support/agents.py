@@ -290,7 +290,8 @@ class _KeyMiddleware:
         await self.app(scope, receive, send)
 
     async def _counted(self, scope: Any, receive: Any, send: Any) -> None:
-        """A JSON-RPC call, counted while in flight (streams apart); held at the gate `calls` while `hold_calls`."""
+        """A JSON-RPC call, counted while in flight (streams apart); held at the gate `calls` while `hold_calls`, or
+        while its method is one of `hold_methods`."""
         agent = self.agent
         kind = "streams" if agent.methods[-1] in ("SubscribeToTask", "SendStreamingMessage") else "calls"
         agent.in_flight[kind] += 1
@@ -298,7 +299,7 @@ class _KeyMiddleware:
             agent.call_ports.append(scope["client"][1])
         agent.most_in_flight[kind] = max(agent.most_in_flight[kind], agent.in_flight[kind])
         try:
-            if agent.hold_calls and kind == "calls":
+            if (agent.hold_calls and kind == "calls") or agent.methods[-1] in agent.hold_methods:
                 await agent.gate("calls").wait()
             await self.app(scope, receive, send)
         finally:
@@ -391,6 +392,7 @@ class TestAgent:
         self.in_flight: Counter[str] = Counter()
         self.most_in_flight: Counter[str] = Counter()
         self.hold_calls = False
+        self.hold_methods: set[str] = set()  # calls of these JSON-RPC methods wait for `release("calls")` too
         self.call_ports: list[int] = []  # the client's port of every call: a new port is a new connection
         self._gates: dict[str, asyncio.Event] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
