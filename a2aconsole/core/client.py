@@ -15,6 +15,7 @@ import json
 import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -451,6 +452,7 @@ class Connection:
         self.entry = entry
         self.card = card
         self._clients: dict[bool, Client] = {}
+        self._default_ctx: ClientCallContext | None = None
 
     def __repr__(self) -> str:
         return f"Connection({self.entry!r})"
@@ -475,12 +477,21 @@ class Connection:
         return c
 
     def _ctx(self, timeout: float | None = None) -> ClientCallContext:
-        """A new context per call (the SDK's auth interceptor writes into one), built without pydantic's
-        validation of what is ours already: that was a share of each send's overhead."""
+        """The call's context: the key's headers and the call timeout. Built once for the usual timeout (the SDK
+        only reads it: only its auth interceptor, which we do not use, writes into one), and without pydantic's
+        validation of what is ours already; both were a share of each send's overhead."""
+        if timeout is None:
+            if self._default_ctx is None:
+                self._default_ctx = self._new_ctx(self.remote.call_timeout)
+            return self._default_ctx
+        return self._new_ctx(timeout)
+
+    def _new_ctx(self, timeout: float) -> ClientCallContext:
+        # read-only mappings: a shared context that something tried to write into would fail loudly
         return ClientCallContext.model_construct(
-            state={},
-            service_parameters=key_headers(self.entry, self.card.sdk_card),
-            timeout=timeout if timeout is not None else self.remote.call_timeout,
+            state=MappingProxyType({}),
+            service_parameters=MappingProxyType(key_headers(self.entry, self.card.sdk_card)),
+            timeout=timeout,
         )
 
     async def _bounded(self, coro: Any, action: str) -> Any:
