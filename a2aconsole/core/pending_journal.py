@@ -35,8 +35,9 @@ _LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 def line(op: Op) -> bytes:
     kind, value = op
-    entry = {"add": value.to_json()} if kind == "add" else {"remove": value}
-    return _LINE.encode(entry).encode() + b"\n"
+    if kind == "remove":  # a string alone is encoded at once; a dict sets up an encoder for each call
+        return ('{"remove":' + _LINE.encode(value) + "}\n").encode()
+    return _LINE.encode({"add": value.to_json()}).encode() + b"\n"
 
 
 def journal_ops(data: bytes, version: Callable[[], str]) -> tuple[list[Op], bool, bool]:
