@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -634,15 +635,20 @@ SendEvent = Callable[..., Awaitable[None]]  # (kind, follower, *, state="", text
 class SendHost:
     """A follower's host during a send's wait: the tool's pool, settings and clock, and its events."""
 
-    def __init__(self, pool: ConnectionPool, settings: ClientSettings, clock: Clock, emit: SendEvent) -> None:
+    def __init__(self, pool: ConnectionPool, settings: ClientSettings, clock: Clock, emit: SendEvent | None) -> None:
         self.pool = pool
         self.settings = settings
         self.clock = clock
-        self.limits = CallLimits()  # a send's own calls (its wait's GetTasks) are few: not the watches' limits
-        self._emit = emit
+        self._emit = emit  # None: the tool has no event sink
+
+    @functools.cached_property
+    def limits(self) -> CallLimits:
+        """A send's own calls (its wait's GetTasks) are few: not the watches' limits; made when first asked."""
+        return CallLimits()
 
     async def save_source(self, follower: Follower, source: str) -> bool:
         return True  # the send's record is written by the send
 
     async def follow_event(self, follower: Follower, kind: str, **kw: Any) -> None:
-        await self._emit(kind, follower, **kw)
+        if self._emit is not None:
+            await self._emit(kind, follower, **kw)

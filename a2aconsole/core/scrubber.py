@@ -82,7 +82,8 @@ class Scrubber:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {self(k): self(v) for k, v in value.items()}
+            text = self.text
+            return {text(k) if type(k) is str else self(k): self(v) for k, v in value.items()}
         if isinstance(value, list):
             return [self(v) for v in value]
         if isinstance(value, tuple):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -222,7 +223,7 @@ class A2ATool:
         # The task exists from here on: its record goes to pending.json before the wait (issue 11), marked as
         # sending, so a process dying during the wait leaves a watch a worker adopts. The follower starts
         # first: the record is written while its first GetTask is on the wire.
-        record = self._new_record(conn, reply, target, text, stale)
+        record = self._new_record(conn, reply, target, text, stale, sent_at)
         follower = self._follower(record, workspace)
         recording = RecordWriter(workspace, record, self.clock, self.settings.wait_seconds)
         runner: asyncio.Future[TaskSnapshot] | None = None
@@ -271,10 +272,8 @@ class A2ATool:
     async def _watched_in_context(
         self, workspace: Workspace, target: str, agent: str, context_id: str
     ) -> WatchRecord | None:
-        pf = workspace.read_pending()
-        return next(
-            (r for r in pf.records if r.target == target and r.agent == agent and r.context_id == context_id), None
-        )
+        records = workspace.read_pending().records
+        return next((r for r in records if (r.target, r.agent, r.context_id) == (target, agent, context_id)), None)
 
     def _left(self, started: float) -> float:
         """What is left of the send's wait (`WaitSeconds` from the send)."""
@@ -297,7 +296,8 @@ class A2ATool:
             rec = f.record
             await self._emit(kind, workspace, rec.target, rec.agent, rec.task_id, rec.context_id, **kw)
 
-        follower = Follower(record, workspace, float("inf"), SendHost(self.pool, self.settings, self.clock, emit))
+        host = SendHost(self.pool, self.settings, self.clock, emit if self.events is not None else None)
+        follower = Follower(record, workspace, float("inf"), host)
         if "staleStatus" not in record.extra:
             # the first state it sees is news to the history, the reply's own too (an answer's reply already says
             # `working`: without this, nothing told that the question was answered until the task moved again).
@@ -318,10 +318,10 @@ class A2ATool:
         return out
 
     def _new_record(
-        self, conn: Connection, task: TaskSnapshot, target: str, text: str, stale: StatusValue | None
+        self, conn: Connection, task: TaskSnapshot, target: str, text: str, stale: StatusValue | None, sent_at: datetime
     ) -> WatchRecord:
         source = "push" if conn.push and self.settings.push_base_url else "subscribe" if conn.streaming else "poll"
-        record = new_record(target, conn.entry.name, task.id, task.context_id, source, self.clock.now())
+        record = new_record(target, conn.entry.name, task.id, task.context_id, source, sent_at)
         record.state, record.message = task.state, text
         if stale is not None:
             record.extra["staleStatus"] = stale_marker(stale)
