@@ -121,11 +121,8 @@ async def _exited_pid() -> int:
     return proc.pid
 
 
-async def test_send_follower_goes_on_as_the_watch(http, workspace: Workspace, make_sdk_agent, monkeypatch) -> None:
-    """Issue 10: when the wait runs out, the same follower (same object, same run) goes on as the watch of this
-    process's registry: no second follow, no second card fetch; the result reaches the chat once."""
-    agent = make_sdk_agent(streaming=False, push=False)  # polled: every check is a GetTask
-    write_agents(workspace, entry("bot", agent))
+def _count_follows(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, bool]]:
+    """Every run of a follower from now on: (which follower, begun by a send)."""
     runs: list[tuple[int, bool]] = []
     follow = Follower.follow
 
@@ -134,12 +131,30 @@ async def test_send_follower_goes_on_as_the_watch(http, workspace: Workspace, ma
         return follow(self, conn, **kw)
 
     monkeypatch.setattr(Follower, "follow", counted)
+    return runs
+
+
+def _tool_with_registry(
+    http: httpx.AsyncClient, workspace: Workspace
+) -> tuple[Any, WatchRegistry, SignalClock, WaitableDelivery]:
+    """The tool with this process's watch registry (sharing its pool and a fake clock), as the console runs them,
+    and the chat's delivery."""
     clock = SignalClock()
-    remote = Remote(http, call_timeout=10.0, card_timeout=5.0)
     delivery = WaitableDelivery({TARGET: workspace})
+    remote = Remote(http, call_timeout=10.0, card_timeout=5.0)
     tool = make_tool(http, workspace, clock=clock)
     registry = WatchRegistry(remote, ClientSettings(), delivery, clock, pool=tool.pool)
     tool.tool.watches = registry
+    return tool, registry, clock, delivery
+
+
+async def test_send_follower_goes_on_as_the_watch(http, workspace: Workspace, make_sdk_agent, monkeypatch) -> None:
+    """Issue 10: when the wait runs out, the same follower (same object, same run) goes on as the watch of this
+    process's registry: no second follow, no second card fetch; the result reaches the chat once."""
+    agent = make_sdk_agent(streaming=False, push=False)  # polled: every check is a GetTask
+    write_agents(workspace, entry("bot", agent))
+    runs = _count_follows(monkeypatch)
+    tool, registry, clock, delivery = _tool_with_registry(http, workspace)
     try:
         send = asyncio.ensure_future(tool.run("send", {"agent": "bot", "message": "hold h1"}, TARGET))
         await clock.until(lambda sleeps: 5 in sleeps and 0.5 in sleeps)  # the wait, and the first poll's nap
@@ -196,20 +211,8 @@ async def test_a_wait_that_runs_out_during_the_first_get_task_hands_the_follower
     agent = make_agent(streaming=False, push=False)
     agent.hold_methods = {"GetTask"}  # every GetTask waits until the test releases "calls"
     write_agents(workspace, entry("bot", agent))
-    runs: list[tuple[int, bool]] = []
-    follow = Follower.follow
-
-    def counted(self: Follower, conn: Any = None, **kw: Any) -> Any:
-        runs.append((id(self), conn is not None))
-        return follow(self, conn, **kw)
-
-    monkeypatch.setattr(Follower, "follow", counted)
-    clock = SignalClock()
-    remote = Remote(http, call_timeout=10.0, card_timeout=5.0)
-    delivery = WaitableDelivery({TARGET: workspace})
-    tool = make_tool(http, workspace, clock=clock)
-    registry = WatchRegistry(remote, ClientSettings(), delivery, clock, pool=tool.pool)
-    tool.tool.watches = registry
+    runs = _count_follows(monkeypatch)
+    tool, registry, clock, delivery = _tool_with_registry(http, workspace)
     try:
         send = asyncio.ensure_future(tool.run("send", {"agent": "bot", "message": "hello there"}, TARGET))
         await eventually(lambda: agent.in_flight["calls"] == 1 and agent.methods[-1] == "GetTask")
