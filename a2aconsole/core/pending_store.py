@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -140,6 +141,31 @@ class PendingStore:
         tx.journal = journal
         tx.journal_void = tx._net_empty
         return tx
+
+    def remove_added(self, ws: Workspace, watch_id: str, keep: Callable[[WatchRecord], bool]) -> bool | None:
+        """Take out a record a journal line of this process added, when neither file moved since this process
+        last wrote them: one line appended, no transaction (a send's record, removed as its answer goes back).
+        False: `keep` kept it (it stays); True: removed; None: the fast way does not apply (the files moved, the
+        record is not a journal line's, or the journal is full), use a transaction. Under the workspace lock."""
+        cache = self._caches.get(ws.pending_path)
+        if cache is None or cache.journal_dirty or cache.journal_sig is None:
+            return None
+        added, removed, replaced = cache.overlay
+        record = added.get(watch_id)
+        if record is None or file_sig(ws.pending_path) != cache.sig or file_sig(ws.journal_path) != cache.journal_sig:
+            return None
+        if keep(record):
+            return False
+        data = line(("remove", watch_id))
+        if len(cache.journal) + len(data) > pending_journal.JOURNAL_LIMIT:
+            return None
+        del self._caches[ws.pending_path]  # taken while it changes: a failed write leaves no cache behind
+        append_locked(ws.journal_path, data)
+        cache.journal_sig = file_sig(ws.journal_path)
+        cache.journal += data
+        cache.overlay = ({k: r for k, r in added.items() if k != watch_id}, removed, replaced)
+        self._caches[ws.pending_path] = cache
+        return True
 
     def plan(self, tx: PendingTx, *, durable: bool = True) -> Commit | None:
         """What committing `tx` writes (None: nothing). Plain Python: run it on the event loop."""

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import FileFormatError
 from .pending import WatchRecord
+from .pending_store import STORE
 from .results import WORKING_NOTE
 from .snapshots import new_id
 from .watch_control import WatchControl, same_watch
@@ -167,15 +168,27 @@ class RecordWriter:
         return await self._task
 
 
+def _adopted(record: WatchRecord) -> bool:
+    """Taken by a worker (no longer marked by a send of this process): the worker delivers its outcome."""
+    return not is_mine(record)
+
+
 async def unrecord(workspace: Workspace, record: WatchRecord) -> bool:
     """The wait ended with the outcome: remove the record, unless a worker adopted it (False; it delivers).
-    A record already gone (stopped by a cancel or status meanwhile) leaves the outcome to the answer."""
+    A record already gone (stopped by a cancel or status meanwhile) leaves the outcome to the answer. The
+    usual case (the record is the journal line this process wrote, and nothing else wrote since) is one line
+    appended (`PendingStore.remove_added`); else a transaction."""
     try:
-        async with workspace.pending_tx(durable=False) as tx:  # back after a machine crash: delivered again
+        async with workspace.lock.ahold():
+            removed = STORE.remove_added(workspace, record.watch_id, _adopted)
+            if removed is not None:
+                return removed
+            tx = STORE.load(workspace)
             current = tx.find(record.watch_id)
-            if current is not None and not is_mine(current):
+            if current is not None and _adopted(current):
                 return False
             tx.remove(record.watch_id)
+            STORE.write(workspace, tx, STORE.plan(tx, durable=False))  # back after a machine crash: delivered again
     except FileFormatError:
         log.warning("pending.json is malformed; the record of watch %s stays", record.watch_id)
     return True

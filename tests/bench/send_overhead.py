@@ -112,7 +112,7 @@ async def main(n: int, url: str, label: str) -> None:
     print(f"{label} agent: {n} sends each, loopback {url} (own process)")
     print(f"  tool send median:                        {m_tool:.2f} ms")
     ratio = m_tool / m_wire
-    print(f"  bare send(returnImmediately)+GetTask:    {m_wire:.2f} ms (ratio tool / this: {ratio:.2f}, target <= 1.1)")
+    print(f"  bare send(returnImmediately)+GetTask:    {m_wire:.2f} ms (ratio tool / this: {ratio:.3f}, target <= 1.1)")
     print(f"  bare a2a-sdk blocking send median:       {m_bare:.2f} ms (ratio tool / this: {m_tool / m_bare:.2f})")
     print(f"  bare GetTasks that found no answer yet:  {extra_gets[0]} in {n} sends (asked again at once)")
 

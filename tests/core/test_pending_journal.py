@@ -156,3 +156,32 @@ async def test_reading_records_changes_nothing_and_a_failed_change_is_not_kept(s
     with pytest.raises(ValueError, match="already"):
         async with ws.pending_tx() as tx:
             tx.add(rec("w1"))
+
+
+async def test_a_send_s_record_is_removed_by_one_line_unless_another_writer_came_between(seeded: Workspace) -> None:
+    """`PendingStore.remove_added` (a send's answer going back): the record this process's journal line added is
+    removed by one more line when neither file moved since; a record the caller keeps (a worker adopted it)
+    stays; after another process's write, or for a record that is not a journal line's, it gives way to a
+    transaction (None) and changes nothing."""
+    ws = seeded
+    for wid in ("s1", "s2", "s3"):
+        async with ws.pending_tx(durable=False) as tx:
+            tx.add(rec(wid, state="sending"))
+    journal = ws.journal_path.read_bytes()
+    with ws.lock.hold():
+        assert STORE.remove_added(ws, "s1", lambda r: False) is True
+        assert STORE.remove_added(ws, "s2", lambda r: r.watch_id == "s2") is False  # kept: adopted by a worker
+        assert STORE.remove_added(ws, "w1", lambda r: False) is None  # in the file, not a journal line's
+    assert ws.journal_path.read_bytes() == journal + b'{"remove":"s1"}\n'
+    assert ids(ws) == ["w1", "w2", "s2", "s3"]
+    append(ws, line({"remove": "s3"}))  # another process took s3 out meanwhile
+    moved = ws.journal_path.read_bytes()
+    with ws.lock.hold():
+        assert STORE.remove_added(ws, "s2", lambda r: False) is None
+    assert ws.journal_path.read_bytes() == moved
+    async with ws.pending_tx(durable=False) as tx:  # the transaction sees the other process's line
+        assert tx.find("s3") is None
+        tx.remove("s2")
+    assert ids(ws) == ["w1", "w2"]
+    STORE.forget(ws)
+    assert ids(ws) == ["w1", "w2"]  # as any reader parses the files
