@@ -152,13 +152,15 @@ def _artifact(a: Artifact) -> ArtifactValue:
     return ArtifactValue(a.artifact_id, a.name, a.description, tuple([_part(p) for p in a.parts]))
 
 
-def task_snapshot(t: Task) -> TaskSnapshot:
+def task_snapshot(t: Task, *, history: bool = True) -> TaskSnapshot:
+    """`history`: keep the ids of the task's history messages (a send's reply needs them to tell a stale reply;
+    a GetTask's task does not)."""
     return TaskSnapshot(
         t.id,
         t.context_id,
         status_value(t.status),
         tuple([_artifact(a) for a in t.artifacts]),
-        tuple([m.message_id for m in t.history]),
+        tuple([m.message_id for m in t.history]) if history else (),
     )
 
 
@@ -532,7 +534,8 @@ class Connection:
         return await self._bounded(self._client(False).get_task(req, context=self._ctx()), "status")
 
     async def get_task(self, task_id: str, history_length: int | None = None) -> TaskSnapshot:
-        return task_snapshot(await self._get_task(task_id, history_length))
+        """GetTask: the task as the core reads it (without its history's ids: only a send's reply needs them)."""
+        return task_snapshot(await self._get_task(task_id, history_length), history=False)
 
     async def get_task_json(self, task_id: str) -> dict[str, Any]:
         """GetTask, the task as the agent's JSON says it (what the console's task page shows raw)."""

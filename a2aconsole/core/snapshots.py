@@ -8,7 +8,7 @@ an unspecified one). Each part's text or bytes are read from the SDK's object on
 
 from __future__ import annotations
 
-import os
+import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -90,7 +90,7 @@ class ArtifactValue:
 
 @dataclass(frozen=True, slots=True)
 class TaskSnapshot:
-    """A task as last seen: ids, status, artifacts, and the ids of its history's messages (in order)."""
+    """A task as last seen: ids, status, artifacts, and (read from a send's reply) the ids of its history's messages."""
 
     id: str
     context_id: str
@@ -127,9 +127,10 @@ TaskEvent = TaskSnapshot | StatusUpdate | ArtifactUpdate  # what a subscription 
 
 
 def new_id() -> str:
-    """A fresh random id, 32 hex digits (128 bits): a message's or a watch's. `uuid.uuid4().hex` builds and
-    checks a UUID object for the same text, a few microseconds of every send."""
-    return os.urandom(16).hex()
+    """A fresh random id, 32 hex digits (128 bits): a message's or a watch's. An id, not a secret (push tokens
+    come from `secrets`): the random module's generator, seeded from the OS and again in a forked child, needs
+    no system call, where `uuid.uuid4()` reads the OS's randomness and builds a UUID object on every send."""
+    return f"{random.getrandbits(128):032x}"
 
 
 @dataclass(frozen=True, slots=True)
