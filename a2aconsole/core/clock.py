@@ -129,11 +129,14 @@ class _ClockDeadline:
     def __init__(self, clock: Clock, seconds: float) -> None:
         self._clock, self._seconds = clock, seconds
         self._fired = False
+        self._cancelling = 0
         self._task: asyncio.Task[Any] | None = None
         self._timer: asyncio.Future[None] | None = None
 
     async def __aenter__(self) -> None:
         self._task = asyncio.current_task()
+        assert self._task is not None
+        self._cancelling = self._task.cancelling()  # cancels asked before: not ours (as asyncio.Timeout counts)
         self._timer = asyncio.ensure_future(self._clock.sleep(self._seconds))
         self._timer.add_done_callback(self._fire)
 
@@ -146,5 +149,5 @@ class _ClockDeadline:
         assert self._timer is not None and self._task is not None
         self._timer.remove_done_callback(self._fire)
         self._timer.cancel()
-        if self._fired and exc_type is asyncio.CancelledError and self._task.uncancel() == 0:
+        if self._fired and self._task.uncancel() <= self._cancelling and exc_type is asyncio.CancelledError:
             raise TimeoutError from exc
