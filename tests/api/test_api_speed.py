@@ -14,6 +14,7 @@ import asyncio
 import sqlite3
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -51,7 +52,9 @@ async def _last_used(host: Host) -> Any:
 
 async def test_token_use_is_noted_at_most_once_a_minute(host: Host, monkeypatch) -> None:
     now = [1000.0]
-    monkeypatch.setattr(views.time, "monotonic", lambda: now[0])
+    # the views' clock only: patching `time.monotonic` itself froze the event loop's timers too, and the host's
+    # teardown then waited 10 s for a timeout that could not come
+    monkeypatch.setattr(views, "time", SimpleNamespace(monotonic=lambda: now[0]))
     views._use_noted.clear()
     assert await _last_used(host) is None
     assert (await host.call({"action": "agents"}))[0] == 200
