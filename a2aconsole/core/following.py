@@ -163,7 +163,7 @@ class Follower:
     async def check_first(self, conn: Connection, seconds: float) -> TaskSnapshot | None:
         """A send's first GetTask, in the send's own task: a quick task ends with it, and a task of its own cost
         such a send 0.2 ms (tests/bench/send_overhead.py). The task when it settled; None when it did not, or
-        when `seconds` ran out first (`follow(conn, checked=...)` goes on). Its events are told past the time."""
+        when `seconds` ran out first (`follow(conn)` goes on). Its events are told past the time."""
         self.sending = True
         try:
             async with deadline(self.host.clock, seconds):
@@ -173,12 +173,11 @@ class Follower:
         await self._send_saw(current)
         return current if self._send_done(current) else None
 
-    async def follow(self, conn: Connection | None = None, *, checked: bool = False) -> TaskSnapshot:
+    async def follow(self, conn: Connection | None = None) -> TaskSnapshot:
         """The task once it settles (past a stale status); WatchEnd when the watch ends without it. With
-        `conn`, first at a send's pace (`_send_phase`) until the task settles or a watch takes it over;
-        `checked`: the send's first GetTask was made already (`check_first`)."""
+        `conn`, first at a send's pace (`_send_phase`) until the task settles or a watch takes it over."""
         if conn is not None:
-            task = await self._send_phase(conn, checked)
+            task = await self._send_phase(conn)
             if task is not None:
                 return task
             self.latest, self.woken = None, False
@@ -200,11 +199,12 @@ class Follower:
     # a send's wait: GetTask at once, then the stream (rebuilding the task from it), else GetTask every 0.5 s
     # doubling to 2 s; a failed GetTask ends the wait (the send hands the task to a watch, which retries)
 
-    async def _send_phase(self, conn: Connection, checked: bool = False) -> TaskSnapshot | None:
-        """The task once it settles, or None when a watch took this follower over meanwhile."""
+    async def _send_phase(self, conn: Connection) -> TaskSnapshot | None:
+        """The task once it settles, or None when a watch took this follower over meanwhile. A task already seen
+        (`latest`: the send's `check_first` answered) is not asked for again at once."""
         self.sending = True
         try:
-            if not checked and self._send_done(await self._send_check(conn)):
+            if self.latest is None and self._send_done(await self._send_check(conn)):
                 return self.latest
             # not started yet when asked: a quick task has settled by the next round trip, which costs less than
             # opening a stream (about half the sends to a fast agent find it still submitted at first)

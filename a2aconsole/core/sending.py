@@ -181,14 +181,13 @@ async def unrecord(workspace: Workspace, record: WatchRecord) -> bool:
     try:
         async with workspace.lock.ahold():
             removed = STORE.remove_added(workspace, record.watch_id, _adopted)
-            if removed is not None:
-                return removed
-            tx = STORE.load(workspace)
+        if removed is not None:
+            return removed
+        async with workspace.pending_tx(durable=False) as tx:  # back after a machine crash: delivered again
             current = tx.find(record.watch_id)
             if current is not None and _adopted(current):
                 return False
             tx.remove(record.watch_id)
-            STORE.write(workspace, tx, STORE.plan(tx, durable=False))  # back after a machine crash: delivered again
     except FileFormatError:
         log.warning("pending.json is malformed; the record of watch %s stays", record.watch_id)
     return True

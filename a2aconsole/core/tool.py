@@ -233,12 +233,12 @@ class A2ATool:
                 # of its own, which the watch of the chat takes over when the wait runs out.
                 task, failure = await self._check_first(follower, conn, started)
                 if task is None and failure is None:
-                    runner = asyncio.ensure_future(follower.follow(conn, checked=follower.latest is not None))
+                    runner = asyncio.ensure_future(follower.follow(conn))
             if runner is not None:
                 await wait_done(self.clock, runner, self._left(started))
         except BaseException:  # cancelled: the caller gave up, the chat gets the result
             if runner is None:
-                runner = asyncio.ensure_future(follower.follow(conn, checked=follower.latest is not None))
+                runner = asyncio.ensure_future(follower.follow(conn))
             written, _ = await asyncio.shield(recording.written())
             await asyncio.shield(hand_over(self.watches, workspace, reply.state, written, follower, runner))
             raise
