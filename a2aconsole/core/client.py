@@ -235,12 +235,15 @@ async def _tell_sent(request: httpx.Request) -> None:
     callback = _on_sent.get()
     if callback is None:
         return
+    extensions = dict(request.extensions)  # httpcore reads this very dict as each step of the request begins
 
     async def trace(name: str, info: dict[str, Any]) -> None:
         if name in SENT_EVENTS:
+            extensions.pop("trace", None)  # told: the answer's steps are not traced (a call each, on every send)
             callback()
 
-    request.extensions = {**request.extensions, "trace": trace}
+    extensions["trace"] = trace
+    request.extensions = extensions
 
 
 async def _guard_key(request: httpx.Request) -> None:

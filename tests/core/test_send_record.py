@@ -235,7 +235,8 @@ async def test_a_wait_that_runs_out_during_the_first_get_task_hands_the_follower
 
 async def test_a_request_tells_when_it_is_on_the_wire(http, sdk_agent: SdkAgent) -> None:
     """`telling_when_sent`: a request made in its context (or a task started in it) calls back once its body is
-    written to the agent; a request outside does not. A send writes its record then, not ahead of the question."""
+    written to the agent; a request outside does not. A send writes its record then, not ahead of the question.
+    Once told, the rest of the request (its answer's steps) is not traced."""
     from a2aconsole.core.client import telling_when_sent
 
     told: list[str] = []
@@ -243,6 +244,7 @@ async def test_a_request_tells_when_it_is_on_the_wire(http, sdk_agent: SdkAgent)
     async def ask(who: str) -> None:
         r = await http.get(sdk_agent.url.rstrip("/") + "/.well-known/agent-card.json")
         assert r.status_code == 200, who
+        assert "trace" not in r.request.extensions, who
 
     with telling_when_sent(lambda: told.append("in")):
         started = asyncio.ensure_future(ask("started inside"))
