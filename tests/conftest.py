@@ -22,6 +22,23 @@ from tests.support.worker_env import open_remote
 
 SDKS = ["python", "js", "js-rest"]  # test ids: test_x[python], test_x[js], test_x[js-rest]
 
+# Tests that share the machine's Redis databases (fixed numbers, flushed by some) and create PostgreSQL databases:
+# `make test` runs the suite on two xdist workers, and these all on one of them, one after another.
+SHARED_SERVICES = {
+    "tests/web/test_parallel_start.py",
+    "tests/web/test_redis_idle.py",
+    "tests/web/test_worker_lease.py",
+    "tests/web/test_worker_lease_redis.py",
+    "tests/web/test_worker_process.py",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    root = config.rootpath
+    for item in items:
+        if item.path.relative_to(root).as_posix() in SHARED_SERVICES:
+            item.add_marker(pytest.mark.xdist_group("shared-services"))
+
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Workspace:
