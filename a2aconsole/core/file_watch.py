@@ -15,7 +15,6 @@ logged once and left to the minute's rescan.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
@@ -76,12 +75,13 @@ class WorkspaceFileWatch:
             self._task = asyncio.ensure_future(self._run(dict(folders), self._stop, self.ready))
 
     async def stop(self) -> None:
-        """End the watch (idempotent); the watcher thread notices within STEP_MS."""
+        """End the watch (idempotent); the watcher thread notices within STEP_MS. A change being followed is cut
+        short, not waited for (its rescan may wait on a call or a clock): the next start's rescan finds it."""
         task, self._task = self._task, None
         self._stop.set()
         if task is not None:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            task.cancel()
+            await asyncio.wait({task})  # ended, whatever it raised; the caller's own cancellation still raises
 
     async def _run(self, folders: dict[Path, Workspace], stop: asyncio.Event, ready: asyncio.Event) -> None:
         try:

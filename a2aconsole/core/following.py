@@ -494,8 +494,12 @@ class Follower:
             for t in (reader, timer):
                 if not t.done():
                     t.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.gather(reader, timer, return_exceptions=True)
+            # both ended, whatever they raised (read below); not gather in suppress(CancelledError): that also
+            # swallowed a stop of this watch arriving meanwhile, and the stopped watch went on following
+            await asyncio.wait({reader, timer})
+            for t in (reader, timer):
+                if not t.cancelled():
+                    t.exception()
         if reader in done and not reader.cancelled():
             return reader.result()
         if self.host.clock.monotonic() >= self.deadline:

@@ -86,3 +86,27 @@ async def test_an_own_write_carrying_another_writers_change_is_not_skipped(tmp_p
     async with ws.pending_tx() as tx:
         tx.add(WatchRecord("mine-3", "console", "bot", "t4"))
     assert written_here(ws.pending_path)
+
+
+async def test_stop_ends_the_watch_while_a_change_is_being_followed(tmp_path) -> None:
+    """A change whose following never ends (a rescan waiting on a fake clock, a stuck call) does not hold up the
+    stop: the runtime's close, and with it a test's teardown, hung on it."""
+    ws = Workspace(tmp_path / "ws")
+    ws.root.mkdir()
+    entered, never = asyncio.Event(), asyncio.Event()
+
+    async def stuck(_ws: Workspace, _names: frozenset[str]) -> None:
+        entered.set()
+        await never.wait()
+
+    watch = WorkspaceFileWatch(stuck)
+    await watch.watch([ws])
+    await asyncio.wait_for(watch.ready.wait(), BOUND)
+    ws.pending_path.write_text("[]", encoding="utf-8")  # by hand
+    await asyncio.wait_for(entered.wait(), BOUND)
+    stopping = asyncio.ensure_future(watch.stop())
+    done, _ = await asyncio.wait({stopping}, timeout=BOUND)  # not wait_for: it would cancel the stop, and pass
+    never.set()
+    assert stopping in done, "stop() waited for the change being followed"
+    await stopping
+    await watch.stop()  # idempotent

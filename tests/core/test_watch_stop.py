@@ -4,13 +4,15 @@ a kept, undelivered result of that task stays and is delivered as usual."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 
 from a2aconsole.core.client import Remote
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import WATCH_ENDED
+from a2aconsole.core.following import STREAM_CAP
 from a2aconsole.core.watch_control import PendingFileWatches
 from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
@@ -55,3 +57,46 @@ async def test_stop_watching_takes_duplicates_and_keeps_kept_results(
         assert isinstance(sink, WaitableSink)
         ended = [e.data["watchId"] for e in sink.events if e.kind == WATCH_ENDED]
         assert ended == [first.watch_id, duplicate.watch_id]
+
+
+class StreamEndClock(SignalClock):
+    """Calls `on_stream_end` once, as a stream's cap timer winds down (the stream ended): the moment the watch
+    waits for that timer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.on_stream_end: Callable[[], None] | None = None
+
+    async def sleep(self, seconds: float) -> None:
+        try:
+            await super().sleep(seconds)
+        except asyncio.CancelledError:
+            hook, self.on_stream_end = self.on_stream_end, None
+            if hook is not None and seconds == STREAM_CAP:
+                hook()
+            raise
+
+
+def cancel_watch_runs() -> None:
+    """What a stop does to each watch (`WatchRegistry.stop`, a cancel's `stop_watching`): cancel its run."""
+    for task in asyncio.all_tasks():
+        if task.get_coro().__qualname__ == "WatchRegistry._run":
+            task.cancel()
+
+
+async def test_a_stop_as_a_stream_ends_stops_the_watch(make_agent, workspace: Workspace, remote: Remote) -> None:
+    """A stop that came as the watch's stream ended, while it waited for the stream's timer to wind down, was
+    swallowed there: the watch went on to its retry nap, and the registry's stop waited on it for ever."""
+    agent = make_agent(push=False, drop_streams=True)  # its streams end at once
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    clock = StreamEndClock()
+    ended = asyncio.Event()
+    clock.on_stream_end = lambda: (cancel_watch_runs(), ended.set())
+    reg = WatchRegistry(remote, ClientSettings(), WaitableDelivery({"chat1": workspace}), clock, WaitableSink())
+    task = await start_task(remote, workspace, "bot", "hold end")
+    await reg.arm(workspace, await add_record(workspace, task, "bot", clock, source="subscribe"))
+    await asyncio.wait_for(ended.wait(), 10)
+    stopping = asyncio.ensure_future(reg.stop())
+    done, _ = await asyncio.wait({stopping}, timeout=10)  # not wait_for: a cancelled stop would pass
+    assert clock.sleeps == [STREAM_CAP], "the watch took no stop: it began its retry nap"
+    assert stopping in done

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import io
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
+
 from a2aconsole.web.runtime import Runtime, build_runtime, close_runtime, install_runtime
+
+CLOSE_SECONDS = 60.0  # a runtime closes in a moment; one that hangs fails the test with what it waits on
 
 
 @contextlib.asynccontextmanager
@@ -16,4 +22,16 @@ async def fresh_runtime(**parts: Any) -> AsyncIterator[Runtime]:
     try:
         yield runtime
     finally:
-        await close_runtime()
+        await close_within(CLOSE_SECONDS)
+
+
+async def close_within(seconds: float) -> None:
+    """`close_runtime`, or a failure naming every task of the loop and where each waits."""
+    try:
+        async with asyncio.timeout(seconds):
+            await close_runtime()
+    except TimeoutError:
+        out = io.StringIO()
+        for task in asyncio.all_tasks():
+            task.print_stack(file=out)
+        pytest.fail(f"the runtime did not close within {seconds:g} s; the loop's tasks:\n{out.getvalue()}")
