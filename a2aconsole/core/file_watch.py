@@ -22,6 +22,7 @@ from pathlib import Path
 from watchfiles import Change, awatch
 
 from .files import mark_seen, written_here
+from .tasks import cancel_and_wait
 from .workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -80,8 +81,7 @@ class WorkspaceFileWatch:
         task, self._task = self._task, None
         self._stop.set()
         if task is not None:
-            task.cancel()
-            await asyncio.wait({task})  # ended, whatever it raised; the caller's own cancellation still raises
+            await cancel_and_wait(task)
 
     async def _run(self, folders: dict[Path, Workspace], stop: asyncio.Event, ready: asyncio.Event) -> None:
         try:

@@ -39,6 +39,7 @@ from .events import PROGRESS, STATE, WATCH_UPDATE
 from .pending import WatchRecord
 from .results import is_interrupted, is_settled, message_text, preview
 from .snapshots import ArtifactUpdate, OutgoingMessage, StatusUpdate, StatusValue, TaskEvent, TaskSnapshot
+from .tasks import cancel_and_wait
 from .workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -491,15 +492,7 @@ class Follower:
         try:
             done, _ = await asyncio.wait({reader, timer}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for t in (reader, timer):
-                if not t.done():
-                    t.cancel()
-            # both ended, whatever they raised (read below); not gather in suppress(CancelledError): that also
-            # swallowed a stop of this watch arriving meanwhile, and the stopped watch went on following
-            await asyncio.wait({reader, timer})
-            for t in (reader, timer):
-                if not t.cancelled():
-                    t.exception()
+            await cancel_and_wait(reader, timer)  # a stop of this watch meanwhile still stops it
         if reader in done and not reader.cancelled():
             return reader.result()
         if self.host.clock.monotonic() >= self.deadline:

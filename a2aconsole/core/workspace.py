@@ -183,7 +183,7 @@ class Workspace:
 
 class PendingTxScope:
     """`Workspace.pending_tx`'s context: the lock held, the records loaded, committed when the body ends without
-    an exception. A class, not a generator: every send opens two."""
+    an exception. A class, not a generator: every send opens one (to write its record)."""
 
     __slots__ = ("_durable", "_hold", "_tx", "_ws")
 

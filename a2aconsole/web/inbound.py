@@ -11,7 +11,6 @@ process listens on the channel itself (`start_listening`); `manage.py runworker 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from typing import Any
 
@@ -19,6 +18,7 @@ from channels.consumer import AsyncConsumer
 from channels.layers import get_channel_layer
 
 from a2aconsole.core.chat import MAX_HOPS
+from a2aconsole.core.tasks import cancel_and_wait
 from a2aconsole.web.models import ChatTarget
 
 log = logging.getLogger(__name__)
@@ -88,6 +88,4 @@ async def stop_listening() -> None:
     global _listener
     task, _listener = _listener, None
     if task is not None:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task
+        await cancel_and_wait(task)

@@ -20,7 +20,6 @@ holder's own channel, so a push never waits on a worker that would drop it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import weakref
@@ -42,6 +41,7 @@ from a2aconsole.core.events import ALL_GROUP, EventSink
 from a2aconsole.core.file_watch import WorkspaceFileWatch
 from a2aconsole.core.lease import HEARTBEAT, RedisLeaseStore, WorkerLeases
 from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.tasks import cancel_and_wait
 from a2aconsole.core.tool import A2ATool
 from a2aconsole.core.watch_control import PendingFileWatches
 from a2aconsole.core.watches import WatchRegistry
@@ -258,11 +258,7 @@ class Runtime:
         from a2aconsole.web import broadcast
 
         await broadcast.close()  # the events still queued are written
-        for t in list(self._tasks):
-            t.cancel()
-        for t in list(self._tasks):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
+        await cancel_and_wait(*self._tasks)
         await self.http.aclose()
 
 
