@@ -25,6 +25,7 @@ from .errors import FileFormatError
 from .files import append_locked, read_bytes, version_of, write_locked
 from .pending import WatchRecord, parse_pending
 from .pending_journal import journal_ops, line
+from .pending_keys import WatchKeys
 from .pending_tx import PendingTx
 
 if TYPE_CHECKING:
@@ -61,6 +62,13 @@ class Cache:
     journal_sig: _Sig | None = None  # its inode, size and mtime then (None: not known)
     overlay: tuple[dict[str, WatchRecord], set[str], dict[str, WatchRecord]] = ({}, set(), {})
     journal_dirty: bool = False
+    keys: WatchKeys | None = None  # `records` by watch key: built when first asked, then kept in step by `_fold`
+
+    def watch_keys(self) -> WatchKeys | None:
+        """The records by watch key (None when ids repeat: the index holds one record per id)."""
+        if self.keys is None and len(self.index) == len(self.records):
+            self.keys = WatchKeys(self.records)
+        return self.keys
 
 
 @dataclass
@@ -240,7 +248,7 @@ def _fold(cache: Cache, tx: PendingTx, durable: bool) -> Commit | None:
                 volatile.add(rid)
         records = list(index.values())
         if len(texts) == len(records):
-            kept = Cache(cache.sig, records, index, texts, frozenset(volatile))
+            kept = Cache(cache.sig, records, index, texts, frozenset(volatile), keys=_keys_after(cache.keys, tx, index))
             if not differs:  # changed in place back to what it was: nothing to write
                 return Commit(durable, cache=kept)
             return Commit(durable, data=_join([t[2] for t in texts.values()]), cache=kept)
@@ -262,6 +270,20 @@ def _fold(cache: Cache, tx: PendingTx, durable: bool) -> Commit | None:
     return Commit(
         durable, data=_join(parts), cache=Cache(cache.sig, records, index, fresh if exact else None, volatile)
     )
+
+
+def _keys_after(keys: WatchKeys | None, tx: PendingTx, index: dict[str, WatchRecord]) -> WatchKeys | None:
+    """`keys` (the index of the records before `tx`) changed as `tx` changed the records (`index`, after it)."""
+    if keys is not None:
+        for rid in tx._removed:
+            keys.drop(rid)
+        for rid in (*tx._added, *tx._replaced, *tx._touched):
+            r = index.get(rid)
+            if r is None:
+                keys.drop(rid)
+            else:
+                keys.put(r)
+    return keys
 
 
 def _entry(r: WatchRecord, hit: _Text | None) -> _Text:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .pending import WatchRecord
+from .pending_keys import WatchKeys, watch_key
 
 if TYPE_CHECKING:
     from .pending_store import Cache
@@ -59,6 +60,23 @@ class PendingTx:
         if rec is not None or watch_id in self._removed:
             return rec
         return self._replaced.get(watch_id) or self._index.get(watch_id)
+
+    def watching(self, target: str, agent: str, task_id: str) -> bool:
+        """Whether a record of chat `target` watches `agent`'s task `task_id`. The file's records are looked up
+        in the store's index of them (`pending_keys.py`), the transaction's changes as they are now."""
+        key = (target, agent, task_id)
+        changed = (self.find(rid) for rid in (*self._added, *self._replaced, *self._touched))
+        if any(r is not None and watch_key(r) == key for r in changed):
+            return True
+        keys = self._base_keys()
+        if keys is None:
+            return any(watch_key(r) == key for r in self.records)
+        skip = (self._removed, self._replaced, self._touched)
+        return any(all(rid not in ids for ids in skip) for rid in keys.ids(key))
+
+    def _base_keys(self) -> WatchKeys | None:
+        """The index of the file's records, from the store's cache (None: no cache, or repeated ids)."""
+        return self.cache.watch_keys() if self.cache is not None else None
 
     @property
     def changed(self) -> bool:

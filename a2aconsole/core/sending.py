@@ -26,7 +26,7 @@ from .pending import WatchRecord
 from .pending_store import STORE
 from .results import WORKING_NOTE
 from .snapshots import new_id
-from .watch_control import WatchControl, same_watch
+from .watch_control import WatchControl
 from .workspace import Workspace
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ async def write_sending(
         # not fsynced: it is there for this process dying during the wait (the page cache keeps it); a machine
         # crash in that window loses it as before. The watch it may become is written durably.
         async with workspace.pending_tx(durable=False) as tx:
-            if any(same_watch(r, record.target, record.agent, record.task_id) for r in tx.records):
+            if tx.watching(record.target, record.agent, record.task_id):
                 return None, None
             tx.add(record)
     except FileFormatError as e:

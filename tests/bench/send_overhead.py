@@ -1,6 +1,6 @@
 """Benchmark: the `a2a` tool's `send` against the bare a2a-sdk client, same loopback agent, same run.
 
-    .venv/bin/python -m tests.bench.send_overhead [N]
+    .venv/bin/python -m tests.bench.send_overhead [N] [--watches W]
 
 On both SDKs' agents in turn (the Python one in its own process, the `@a2a-js/sdk` one in node): N sends
 (default 200) each way that complete within the wait, interleaved in a shuffled order so all see the same
@@ -10,10 +10,13 @@ the outcome. The baseline (issue 10's target: at most 1.1x) is the bare client d
 the same message (the text and the hop count), returnImmediately + GetTask (again at once while the task is not
 done yet: on a fast agent the first GetTask often finds it still submitted, without the answer), over a client
 built once from the card; the shortest way the SDK gets an answer, one blocking SendMessage, is printed beside it.
+With `--watches W`, the workspace's pending.json holds W watches of other chats first (an owner's size: each
+send's record is written beside them).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import random
@@ -40,7 +43,7 @@ agent.stop()
 """
 
 
-async def main(n: int, url: str, label: str) -> None:
+async def main(n: int, url: str, label: str, watches: int = 0) -> None:
     from a2a.client import ClientConfig, ClientFactory
     from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageConfiguration, SendMessageRequest
 
@@ -52,6 +55,14 @@ async def main(n: int, url: str, label: str) -> None:
 
     ws = Workspace(tempfile.mkdtemp(prefix="a2a-bench-"))
     ws.save_agents([{"name": "echo", "url": url}], None)
+    if watches:
+        from datetime import UTC, datetime
+
+        from a2aconsole.core.sending import new_record
+
+        now = datetime.now(UTC)
+        async with ws.pending_tx() as tx:
+            tx.add(*(new_record(f"chat{i % 50}", "echo", f"task-{i}", "", "poll", now) for i in range(watches)))
     http = new_http_client()
     settings = ClientSettings(wait_seconds=30)
     tool = A2ATool(Remote(http), settings)
@@ -109,7 +120,7 @@ async def main(n: int, url: str, label: str) -> None:
     await http.aclose()
     await bare_http.aclose()
     m_tool, m_bare, m_wire = (statistics.median(x) * 1000 for x in (t_tool, t_bare, t_wire))
-    print(f"{label} agent: {n} sends each, loopback {url} (own process)")
+    print(f"{label} agent: {n} sends each, loopback {url} (own process), {watches} other watches in pending.json")
     print(f"  tool send median:                        {m_tool:.2f} ms")
     ratio = m_tool / m_wire
     print(f"  bare send(returnImmediately)+GetTask:    {m_wire:.2f} ms (ratio tool / this: {ratio:.3f}, target <= 1.1)")
@@ -117,31 +128,34 @@ async def main(n: int, url: str, label: str) -> None:
     print(f"  bare GetTasks that found no answer yet:  {extra_gets[0]} in {n} sends (asked again at once)")
 
 
-def run_python(n: int) -> None:
+def run_python(n: int, watches: int) -> None:
     # the agent runs in its own process, so its work does not compete with the client for this GIL
     child = subprocess.Popen(
         [sys.executable, "-c", AGENT_PROCESS], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     assert child.stdout is not None and child.stdin is not None
     try:
-        asyncio.run(main(n, child.stdout.readline().strip(), "python (a2a-sdk)"))
+        asyncio.run(main(n, child.stdout.readline().strip(), "python (a2a-sdk)", watches))
     finally:
         child.stdin.close()
         child.wait(timeout=30)
 
 
-def run_js(n: int) -> None:
+def run_js(n: int, watches: int) -> None:
     from tests.support.js_agents import JsAgentHost
 
     host = JsAgentHost(Path(tempfile.mkdtemp(prefix="a2a-bench-js-")) / "agent.log")
     try:
-        asyncio.run(main(n, host.make().url, "js (@a2a-js/sdk)"))
+        asyncio.run(main(n, host.make().url, "js (@a2a-js/sdk)", watches))
     finally:
         host.stop()
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="the tool's send against the bare a2a-sdk client")
+    parser.add_argument("n", nargs="?", type=int, default=200, help="sends each way (default 200)")
+    parser.add_argument("--watches", type=int, default=0, help="watches of other chats in pending.json first")
+    args = parser.parse_args()
     django.setup()
-    count = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    run_python(count)
-    run_js(count)
+    run_python(args.n, args.watches)
+    run_js(args.n, args.watches)
