@@ -35,7 +35,13 @@ class PendingBatcher:
         self._queues.setdefault(ws, []).append((change, fut))
         if ws not in self._writers:
             self._writers[ws] = asyncio.ensure_future(self._write(ws))
-        return await asyncio.shield(fut)
+        try:
+            return await asyncio.shield(fut)
+        except asyncio.CancelledError:
+            # the change stays queued (it may be written yet), but no one waits for its outcome any more: a
+            # failure of its batch (the writer cancelled as the process stops) is not news to log
+            fut.add_done_callback(_consume)
+            raise
 
     async def _write(self, ws: Workspace) -> None:
         try:
@@ -83,3 +89,8 @@ async def _finish_in_thread(fn: Callable[..., Any], *args: Any) -> None:
     except asyncio.CancelledError:
         await asyncio.wait({task})
         raise
+
+
+def _consume(fut: asyncio.Future[Any]) -> None:
+    if not fut.cancelled():
+        fut.exception()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 
 import pytest
 
@@ -141,4 +142,26 @@ async def test_a_batched_write_sweeps_temp_files_a_killed_writer_left(workspace:
     await PendingBatcher().apply(workspace, lambda tx: tx.remove("w1"))
     assert not stale.exists()
     assert sorted(p.name for p in workspace.a2a_dir.iterdir() if p.name.endswith(".tmp")) == []
+    assert workspace.read_pending().records == []
+
+
+async def test_a_batch_cut_short_as_the_process_stops_logs_nothing_for_callers_that_gave_up(
+    workspace: Workspace, caplog
+) -> None:
+    """The stop cancels the waiting callers and the writer: their changes fail, and no one is left to be told;
+    asyncio logged each as "Future exception was never retrieved"."""
+    batcher = PendingBatcher()
+    async with workspace.lock.ahold():  # the writer waits for the lock while the stop comes
+        callers = [asyncio.ensure_future(batcher.apply(workspace, lambda tx, i=i: tx.add(rec(i)))) for i in range(3)]
+        for _ in range(3):  # the callers queue their changes; the writer takes them and waits for the lock
+            await asyncio.sleep(0)
+        assert workspace not in batcher._queues
+        writer = batcher._writers[workspace]
+        for task in (*callers, writer):
+            task.cancel()
+        await asyncio.wait({*callers, writer})
+    assert all(c.cancelled() for c in callers) and writer.cancelled()
+    del callers, writer, task
+    gc.collect()
+    assert "never retrieved" not in caplog.text
     assert workspace.read_pending().records == []
