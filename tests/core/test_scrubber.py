@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import secrets
 from datetime import UTC, datetime
 
@@ -78,3 +79,46 @@ def test_the_workspace_scrubber_follows_the_files(workspace: Workspace) -> None:
     workspace.save_agents([], None)
     workspace.pending_path.write_text(json.dumps([]), encoding="utf-8")
     assert len(scrubbers.for_workspace(workspace)) == 0
+
+
+def reference(text: str, found: list[str]) -> str:
+    """What masking means: from the left, at each position the longest secret that starts there."""
+    ordered = sorted((s for s in found if len(s) >= 8), key=len, reverse=True)
+    out, i = [], 0
+    while i < len(text):
+        hit = next((s for s in ordered if text.startswith(s, i)), None)
+        if hit is None:
+            out.append(text[i])
+            i += 1
+        else:
+            out.append(MASK)
+            i += len(hit)
+    return "".join(out)
+
+
+def test_many_secrets_of_every_kind_mask_as_one_regex_would() -> None:
+    """Past the regex: secrets of word characters are looked for within runs of them, the others (a key with a
+    dot, a space) everywhere; overlapping and nested ones, side by side or inside a longer run, as the rule says."""
+    rng = random.Random(3)
+    alphabet = "abAB01-_"
+    words = [secrets.token_urlsafe(32) for _ in range(200)] + [
+        "".join(rng.choices(alphabet, k=rng.randint(8, 12))) for _ in range(60)
+    ]
+    others = ["key.with.dots", "two words!", "ab01.AB01", "k=" + "a" * 10]
+    for found in (words + others, words, words + [f"other {n:04}" for n in range(70)]):
+        scrubber = Scrubber(found)
+        for _ in range(300):
+            pieces = [rng.choice(found) for _ in range(rng.randint(0, 4))]
+            pieces += ["".join(rng.choices(alphabet + " .=!", k=rng.randint(0, 20))) for _ in range(4)]
+            rng.shuffle(pieces)
+            text = "".join(pieces) if rng.random() < 0.5 else " ".join(pieces)
+            assert scrubber.text(text) == reference(text, found), text
+
+
+def test_a_secret_starting_inside_one_left_unmasked_is_still_masked() -> None:
+    """Of two overlapping secrets only one can go; the next one starting inside the one that did not must."""
+    text = "AAAAAAAAAA.b.cdefgh.ij"
+    found = ["AAAAAAAAAA", "AAAAA.b.cd", "cdefgh.ij"]  # [0, 10) masked, [5, 15) not, [13, 22) masked
+    padding = [secrets.token_urlsafe(32) for _ in range(70)]  # past the regex: the index
+    for scrubber in (Scrubber(found), Scrubber(found + padding)):
+        assert scrubber.text(text) == f"{MASK}.b.{MASK}" == reference(text, found)
