@@ -16,7 +16,7 @@ import json
 import mimetypes
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .agents import is_http_url
@@ -92,9 +92,14 @@ def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
     return f"{text[:limit]}\n[… {len(text) - limit:,} more characters]"
 
 
-def json_preview(value: Any, budget: int = MAX_TEXT_CHARS) -> Any:
+def _first(text: str, keep: int) -> str:
+    return text[:keep]
+
+
+def json_preview(value: Any, budget: int = MAX_TEXT_CHARS, cut: Callable[[str, int], str] = _first) -> Any:
     """A JSON value (a raw task as an agent sent it) cut to about `budget` characters of strings: each string
-    to PREVIEW_CHARS, then lists and objects end with a count of what is left out."""
+    to PREVIEW_CHARS, then lists and objects end with a count of what is left out. `cut(text, keep)` makes
+    the part of a string (or key) that is kept: `Scrubber.cut` scrubs just that much of it."""
     left = budget
 
     def walk(v: Any) -> Any:
@@ -102,7 +107,7 @@ def json_preview(value: Any, budget: int = MAX_TEXT_CHARS) -> Any:
         if isinstance(v, str):
             keep = max(0, min(len(v), PREVIEW_CHARS, left))
             left -= keep
-            return v if keep == len(v) else f"{v[:keep]}… ({len(v) - keep:,} more characters)"
+            return cut(v, keep) if keep == len(v) else f"{cut(v, keep)}… ({len(v) - keep:,} more characters)"
         if isinstance(v, list):
             out: list[Any] = []
             for i, x in enumerate(v):
@@ -117,7 +122,7 @@ def json_preview(value: Any, budget: int = MAX_TEXT_CHARS) -> Any:
                 if left <= 0:
                     obj["…"] = f"{len(v) - i:,} more fields"
                     break
-                key = str(k)[:_SHOWN]
+                key = cut(str(k), _SHOWN)
                 left -= len(key)
                 obj[key] = walk(x)
             return obj

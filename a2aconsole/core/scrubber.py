@@ -61,6 +61,7 @@ class Scrubber:
         found = {s for s in self.secrets if isinstance(s, str) and len(s) >= MIN_SECRET}
         ordered = sorted(found, key=len, reverse=True)  # longest first: a key containing another masks whole
         self._count = len(ordered)
+        self._longest = len(ordered[0]) if ordered else 0
         self._regex = _alternation(ordered) if 0 < len(ordered) <= _REGEX_MAX else None
         self._words: _Index | None = None  # many secrets: those of word characters, found within runs of them
         self._runs: re.Pattern[str] | None = None
@@ -85,11 +86,24 @@ class Scrubber:
         if self._regex is not None:
             return self._regex.sub(MASK, s)
         if self._count and len(s) >= MIN_SECRET:
-            return self._masked(s)
+            return self._masked(s, self._spans(s), len(s))
         return s
 
-    def _masked(self, s: str) -> str:
-        """`s` with the secrets the index finds masked: from the left, the longest where several start."""
+    def cut(self, s: str, keep: int) -> str:
+        """`text` of the first `keep` characters of `s` (after the workspace path is cut out): a secret that
+        starts within them is masked whole, and only that much of `s` is looked at (an agent's raw task may be
+        megabytes, of which a page shows a preview)."""
+        window = s[: keep + self._longest + len(self._prefix)]
+        if self._prefix and self._prefix in window:
+            window = window.replace(self._prefix, "")
+        if not self._count or len(window) < MIN_SECRET:
+            return window[:keep]
+        return self._masked(window, self._spans(window), keep)
+
+    def _spans(self, s: str) -> list[tuple[int, int]]:
+        """Where the secrets in `s` start and end: from the left, the longest where several start."""
+        if self._regex is not None:
+            return [m.span() for m in self._regex.finditer(s)]
         spans: list[tuple[int, int]] = []
         if self._words is not None and self._runs is not None:
             for run in self._runs.finditer(s):
@@ -98,15 +112,27 @@ class Scrubber:
             spans += self._others.spans(s, 0, len(s))
         elif self._others is not None:
             spans += ((m.start(), m.start() + len(m.group(1))) for m in self._others.finditer(s))
-        if not spans:
-            return s
-        out: list[str] = []
+        taken: list[tuple[int, int]] = []
         last = 0
         for start, end in sorted(spans, key=lambda span: (span[0], -span[1])):
             if start >= last:
-                out += (s[last:start], MASK)
+                taken.append((start, end))
                 last = end
-        out.append(s[last:])
+        return taken
+
+    @staticmethod
+    def _masked(s: str, spans: list[tuple[int, int]], keep: int) -> str:
+        """The first `keep` characters of `s`, each span starting within them masked whole."""
+        if not spans and keep >= len(s):
+            return s
+        out: list[str] = []
+        last = 0
+        for start, end in spans:
+            if start >= keep:
+                break
+            out += (s[last:start], MASK)
+            last = end
+        out.append(s[last:keep] if last < keep else "")
         return "".join(out)
 
     def __call__(self, value: Any) -> Any:

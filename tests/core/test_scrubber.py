@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from a2aconsole.core.events import Event
 from a2aconsole.core.pending import WatchRecord, dump_pending
+from a2aconsole.core.results import PREVIEW_CHARS, json_preview
 from a2aconsole.core.scrubber import MASK, Scrubber, Scrubbers, field_values
 from a2aconsole.core.workspace import Workspace
 
@@ -122,3 +123,38 @@ def test_a_secret_starting_inside_one_left_unmasked_is_still_masked() -> None:
     padding = [secrets.token_urlsafe(32) for _ in range(70)]  # past the regex: the index
     for scrubber in (Scrubber(found), Scrubber(found + padding)):
         assert scrubber.text(text) == f"{MASK}.b.{MASK}" == reference(text, found)
+
+
+def reference_cut(text: str, keep: int, found: list[str]) -> str:
+    """The first `keep` characters of `text` masked as the whole text is: a secret starting there goes whole."""
+    ordered = sorted((s for s in found if len(s) >= 8), key=len, reverse=True)
+    out, i = [], 0
+    while i < keep:
+        hit = next((s for s in ordered if text.startswith(s, i)), None)
+        out.append(text[i] if hit is None else MASK)
+        i += 1 if hit is None else len(hit)
+    return "".join(out)
+
+
+def test_a_cut_text_is_scrubbed_as_its_whole_would_be_up_to_the_cut() -> None:
+    rng = random.Random(5)
+    tokens = [secrets.token_urlsafe(32) for _ in range(100)]
+    for found in (tokens[:3] + ["key.with.dots"], tokens + ["key.with.dots"]):  # the regex, the index
+        scrubber = Scrubber(found)
+        for _ in range(300):
+            pieces = [rng.choice(found) for _ in range(3)] + ["".join(rng.choices("ab .", k=30)) for _ in range(3)]
+            rng.shuffle(pieces)
+            text = "".join(pieces)
+            keep = rng.randint(0, len(text))
+            assert scrubber.cut(text, keep) == reference_cut(text, keep, found), (text, keep)
+
+
+def test_a_raw_task_preview_masks_a_secret_its_cut_goes_through() -> None:
+    """The raw task a page shows is a preview scrubbed as it is cut: a push token across the cut is masked whole,
+    never shown in part; a key too."""
+    tokens = [secrets.token_urlsafe(32) for _ in range(100)]
+    scrubber = Scrubber(tokens)
+    blob = "A" * (PREVIEW_CHARS - 10) + tokens[5] + "B" * 10_000_000  # a 10 MB part the page shows 4 KB of
+    shown = json_preview({"parts": [{"raw": blob}], tokens[6]: 1}, cut=scrubber.cut)
+    assert shown["parts"][0]["raw"].startswith("A" * (PREVIEW_CHARS - 10) + MASK + "… (")
+    assert tokens[5][:10] not in json.dumps(shown) and MASK in shown

@@ -42,7 +42,8 @@ def context(
     state = states[-1] if states else "unknown"
     last = events[-1] if events else None
     raw = raw_task or (outcome if outcome is not None else (_event_json(last) if last else None))
-    raw = json_preview(raw) if raw else raw  # an agent's task may be megabytes: the page shows a preview
+    if raw and not raw_task:  # an agent's task may be megabytes: the page shows a preview (a raw task is one)
+        raw = json_preview(raw)
     return {
         "nav": "watches",
         "title": f"Task {task_id[:12]}",
@@ -92,11 +93,13 @@ async def fetch_raw_task(agent: str, task_id: str, target: str) -> dict[str, Any
     except Exception as e:  # the re-check above reported the problem in the owner's words
         log.info("raw task of %s could not be read: %s", agent, type(e).__name__)
         return None
-    text = json.dumps(task, ensure_ascii=False)
     if entry.key:
-        text = text.replace(entry.key, "(key hidden)")
-    # and every other secret of the workspace the agent may know (its push token) or echo, as the tool's answers
-    return tool.scrubbers.for_workspace(ws)(json.loads(text))
+        text = json.dumps(task, ensure_ascii=False)
+        task = json.loads(text.replace(entry.key, "(key hidden)")) if entry.key in text else task
+    # and every other secret of the workspace the agent may know (its push token) or echo, as the tool's answers;
+    # in the preview the page shows, not in all of a task that may be megabytes (a secret the preview cuts
+    # into is masked whole)
+    return json_preview(task, cut=tool.scrubbers.for_workspace(ws).cut)
 
 
 def page(request: HttpRequest, agent: str, task_id: str) -> HttpResponse:
