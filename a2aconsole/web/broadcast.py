@@ -314,8 +314,9 @@ class _Writer:
         """Write what is queued, then stop."""
         await self.drain()
         self.task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self.task
+        await asyncio.wait({self.task})  # not `await` in suppress(CancelledError): that swallows our own cancel
+        if not self.task.cancelled():
+            self.task.result()  # the writer's own failure
 
 
 _writers: dict[asyncio.AbstractEventLoop, _Writer] = {}

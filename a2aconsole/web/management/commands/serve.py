@@ -133,6 +133,8 @@ class Command(BaseCommand):
             task = started.get("task")
             if task is not None and not task.done():
                 task.cancel()
+                # a cancellation of this stop itself is swallowed too, on purpose: the background work must be
+                # stopped below all the same (Twisted's shutdown waits for it)
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
             try:
