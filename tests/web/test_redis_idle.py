@@ -64,7 +64,12 @@ async def test_idle_worker_and_open_page_survive_30s_over_redis(make_agent, remo
             # Idle: nothing to read for 30 s, and the socket is still open at the end of it.
             with contextlib.suppress(TimeoutError):
                 extra = await asyncio.wait_for(ws.recv(), IDLE_SECONDS)
-                pytest.fail(f"an idle page got a frame: {str(extra)[:200]}")
+                worker_log.seek(0)
+                pytest.fail(
+                    f"an idle page got a frame: {str(extra)[:200]}\n--- web:\n"
+                    + "\n".join(web.lines[-40:])
+                    + f"\n--- worker:\n{worker_log.read()[-4000:]}"
+                )
             assert worker.poll() is None, "the idle worker died"
 
             # Both still work: the worker is woken, follows a task, and its result reaches the open page.
