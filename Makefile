@@ -37,7 +37,7 @@ lint: $(STAMP)
 
 # Two workers (both cores); the tests that share Redis and PostgreSQL run on one (tests/conftest.py).
 test: $(STAMP) $(JS_STAMP) chromium lint
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
+	$(BIN)/python -m pytest -q -n 2
 
 bench: $(STAMP)
 	for b in tests/bench/*.py; do $(BIN)/python $$b || exit 1; done

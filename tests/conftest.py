@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from xdist.scheduler import LoadGroupScheduling
 
 from a2aconsole.core.client import Remote
 from a2aconsole.core.workspace import Workspace
@@ -33,11 +34,17 @@ SHARED_SERVICES = {
 }
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    root = config.rootpath
-    for item in items:
-        if item.path.relative_to(root).as_posix() in SHARED_SERVICES:
-            item.add_marker(pytest.mark.xdist_group("shared-services"))
+class SharedServicesScheduling(LoadGroupScheduling):
+    """xdist's `loadgroup`, with SHARED_SERVICES as one group. Not the `xdist_group` mark: xdist 3.8 puts the group
+    into a test's id by writing `item._nodeid`, which pytest 9 no longer reads, so marked tests were spread over
+    both workers (two of them, on one Redis database, then saw each other's messages)."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return "shared-services" if nodeid.split("::", 1)[0] in SHARED_SERVICES else nodeid
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> SharedServicesScheduling:
+    return SharedServicesScheduling(config, log)
 
 
 @pytest.fixture
