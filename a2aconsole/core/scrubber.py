@@ -67,8 +67,10 @@ class Scrubber:
         self._runs: re.Pattern[str] | None = None
         self._others: re.Pattern[str] | _Index | None = None  # ... and the others, anywhere
         if len(ordered) > _REGEX_MAX:
-            words = [s for s in ordered if _WORD.fullmatch(s)]
-            others = [s for s in ordered if not _WORD.fullmatch(s)]
+            words: list[str] = []
+            others: list[str] = []
+            for s in ordered:  # both stay longest first
+                (words if _WORD.fullmatch(s) else others).append(s)
             if words:
                 self._words = _Index(words)
                 self._runs = re.compile(rf"[A-Za-z0-9_-]{{{len(words[-1])},}}")
@@ -160,13 +162,17 @@ class Scrubber:
         )
 
 
+def _either(ordered: list[str]) -> str:
+    return "|".join(map(re.escape, ordered))
+
+
 def _alternation(ordered: list[str]) -> re.Pattern[str]:
-    return re.compile("|".join(map(re.escape, ordered)))
+    return re.compile(_either(ordered))
 
 
 def _lookahead(ordered: list[str]) -> re.Pattern[str]:
     """Every position where one of `ordered` starts, overlapping ones too (the longest at each)."""
-    return re.compile(f"(?=({_alternation(ordered).pattern}))")
+    return re.compile(f"(?=({_either(ordered)}))")
 
 
 def _stat(path: Path) -> tuple[int, int, int, int]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from .pending import WatchRecord
+from .pending_keys import watch_key
 from .pending_tx import PendingTx
 from .workspace import Workspace
 
@@ -33,7 +34,7 @@ class WatchControl(Protocol):
 
 def same_watch(r: WatchRecord, target: str, agent: str, task_id: str) -> bool:
     """True when `r` is the watch of this chat on this task (a chat watches a task at most once)."""
-    return r.target == target and r.agent == agent and r.task_id == task_id
+    return watch_key(r) == (target, agent, task_id)
 
 
 def take_watches(tx: PendingTx, target: str, agent: str, task_id: str) -> list[WatchRecord]:
