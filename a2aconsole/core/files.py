@@ -85,10 +85,11 @@ def write_locked(path: Path, data: bytes, *, durable: bool = True) -> None:
         _written[key] = _signature(os.stat(path))
 
 
-def append_locked(path: Path, data: bytes, *, truncate: bool = False, durable: bool = False) -> None:
+def append_locked(path: Path, data: bytes, *, truncate: bool = False, durable: bool = False) -> os.stat_result:
     """Append `data` to `path` by the holder of its lock, in one write: a process that dies keeps all of it or
     none of it (a machine crash may cut it; the reader skips a cut line). A new file is 0600 (it may hold push
-    tokens). `truncate`: empty the file first; `durable`: fsync it."""
+    tokens). `truncate`: empty the file first; `durable`: fsync it. Returns the file's stat after the write
+    (of the descriptor: no second look-up of the path)."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     except FileNotFoundError:
@@ -102,6 +103,7 @@ def append_locked(path: Path, data: bytes, *, truncate: bool = False, durable: b
             view = view[os.write(fd, view) :]
         if durable:
             os.fsync(fd)
+        return os.fstat(fd)
     finally:
         os.close(fd)
 
@@ -181,6 +183,19 @@ class FileLock:
                 yield
             finally:
                 self._os_release(fd)
+
+    def try_hold(self) -> int | None:
+        """The OS lock if it is free now (no wait), for a section that never yields to the event loop: its
+        descriptor for `release`, else None. Only the OS lock guards such a section (each holder of this lock,
+        in this process or another, holds it throughout); the in-process queues just spare the waiting of
+        holders that can wait, so a section that cannot wait need not join them (the usual case of a send's
+        record: the lock is free)."""
+        return self._os_try_acquire()
+
+    @staticmethod
+    def release(fd: int) -> None:
+        """Give back what `try_hold` took."""
+        FileLock._os_release(fd)
 
     def ahold(self) -> AsyncHold:
         """Hold the lock from a coroutine (`async with lock.ahold():`); the event loop is never blocked waiting

@@ -26,12 +26,14 @@ from .files import append_locked, read_bytes, version_of, write_locked
 from .pending import WatchRecord, parse_pending
 from .pending_journal import journal_ops, line
 from .pending_keys import WatchKeys
-from .pending_tx import PendingTx
+from .pending_tx import PendingTx, own_copy
 
 if TYPE_CHECKING:
     from .workspace import Workspace
 
 _Sig = tuple[int, int, int]
+# what the journal does to the file's records: added (in order), removed (ids), replaced
+_Overlay = tuple[dict[str, WatchRecord], set[str], dict[str, WatchRecord]]
 # a record, its JSON, its text in the file, and whether it is plain (only plain records' JSON can be trusted
 # to stay as it was: a nested value may change in place behind the kept copy)
 _Text = tuple[WatchRecord, dict[str, Any], str, bool]
@@ -43,6 +45,10 @@ def file_sig(path: Path) -> _Sig | None:
         st = os.stat(path)
     except FileNotFoundError:
         return None
+    return _sig(st)
+
+
+def _sig(st: os.stat_result) -> _Sig:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
@@ -60,7 +66,7 @@ class Cache:
     # replaced): a send parses no line, only lines another process appended since
     journal: bytes = b""
     journal_sig: _Sig | None = None  # its inode, size and mtime then (None: not known)
-    overlay: tuple[dict[str, WatchRecord], set[str], dict[str, WatchRecord]] = ({}, set(), {})
+    overlay: _Overlay = ({}, set(), {})
     journal_dirty: bool = False
     keys: WatchKeys | None = None  # `records` by watch key: built when first asked, then kept in step by `_fold`
 
@@ -150,29 +156,65 @@ class PendingStore:
         tx.journal_void = tx._net_empty
         return tx
 
+    def _current(self, ws: Workspace) -> Cache | None:
+        """The cache when neither file moved since this process last read or wrote them and the journal needs no
+        fold: a journal line may then be appended without a transaction. Under the workspace lock."""
+        cache = self._caches.get(ws.pending_path)
+        if cache is None or cache.journal_dirty or cache.journal_sig is None:
+            return None
+        if file_sig(ws.pending_path) != cache.sig or file_sig(ws.journal_path) != cache.journal_sig:
+            return None
+        return cache
+
+    def _append(self, ws: Workspace, cache: Cache, data: bytes, overlay: _Overlay) -> None:
+        """Append `data` (lines of this process) to the journal and keep the cache with the journal's new effect
+        (`overlay`). The cache is taken while the file changes: a failed write leaves none behind."""
+        del self._caches[ws.pending_path]
+        cache.journal_sig = _sig(append_locked(ws.journal_path, data))
+        cache.journal += data
+        cache.overlay = overlay
+        self._caches[ws.pending_path] = cache
+
+    def add_new(self, ws: Workspace, record: WatchRecord) -> bool | None:
+        """Add a send's record as one journal line when neither file moved since this process last wrote them
+        (the usual case: no transaction). True: added (a copy); False: the chat already
+        watches its task, nothing written; None: the fast way does not apply (the files moved, the journal is
+        full, the id is taken), use a transaction. Under the workspace lock."""
+        cache = self._current(ws)
+        if cache is None:
+            return None
+        added, removed, replaced = cache.overlay
+        view = PendingTx(cache.records, cache.index)  # the records as the journal leaves them, read only
+        view._added, view._removed, view._replaced, view.cache = added, removed, replaced, cache
+        if view.find(record.watch_id) is not None:
+            return None  # `PendingTx.add` says why
+        if view.watching(record.target, record.agent, record.task_id):
+            return False
+        own = own_copy(record)
+        data = line(("add", own))
+        if len(cache.journal) + len(data) > pending_journal.JOURNAL_LIMIT:
+            return None
+        self._append(ws, cache, data, ({**added, own.watch_id: own}, removed, replaced))
+        return True
+
     def remove_added(self, ws: Workspace, watch_id: str, keep: Callable[[WatchRecord], bool]) -> bool | None:
         """Take out a record a journal line of this process added, when neither file moved since this process
         last wrote them: one line appended, no transaction (a send's record, removed as its answer goes back).
         False: `keep` kept it (it stays); True: removed; None: the fast way does not apply (the files moved, the
         record is not a journal line's, or the journal is full), use a transaction. Under the workspace lock."""
         cache = self._caches.get(ws.pending_path)
-        if cache is None or cache.journal_dirty or cache.journal_sig is None:
+        if cache is None or watch_id not in cache.overlay[0]:
+            return None
+        cache = self._current(ws)
+        if cache is None:
             return None
         added, removed, replaced = cache.overlay
-        record = added.get(watch_id)
-        if record is None or file_sig(ws.pending_path) != cache.sig or file_sig(ws.journal_path) != cache.journal_sig:
-            return None
-        if keep(record):
+        if keep(added[watch_id]):
             return False
         data = line(("remove", watch_id))
         if len(cache.journal) + len(data) > pending_journal.JOURNAL_LIMIT:
             return None
-        del self._caches[ws.pending_path]  # taken while it changes: a failed write leaves no cache behind
-        append_locked(ws.journal_path, data)
-        cache.journal_sig = file_sig(ws.journal_path)
-        cache.journal += data
-        cache.overlay = ({k: r for k, r in added.items() if k != watch_id}, removed, replaced)
-        self._caches[ws.pending_path] = cache
+        self._append(ws, cache, data, ({k: r for k, r in added.items() if k != watch_id}, removed, replaced))
         return True
 
     def plan(self, tx: PendingTx, *, durable: bool = True) -> Commit | None:
@@ -196,8 +238,9 @@ class PendingStore:
         """Write what `plan` said; the cache is kept once it is written."""
         if commit is None:
             return
+        appended = None
         if commit.append:
-            append_locked(ws.journal_path, commit.append, truncate=commit.truncate)
+            appended = append_locked(ws.journal_path, commit.append, truncate=commit.truncate)
         elif commit.data is not None:
             if tx.journal:  # a line of its own, after a line a crash may have cut
                 fold = json.dumps({"fold": version_of(commit.data)}).encode()
@@ -211,7 +254,10 @@ class PendingStore:
                 os.truncate(ws.journal_path, 0)
         if cache is None:
             return
-        cache.journal_sig = file_sig(ws.journal_path) if commit.writes else tx.journal_sig
+        if appended is not None:
+            cache.journal_sig = _sig(appended)
+        else:
+            cache.journal_sig = file_sig(ws.journal_path) if commit.writes else tx.journal_sig
         if (commit.truncate or commit.data is not None) and not commit.append:
             cache.journal, cache.overlay, cache.journal_dirty = b"", ({}, set(), {}), False
         else:  # appended, or left as it was: what the journal does now is what the transaction saw

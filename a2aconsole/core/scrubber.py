@@ -142,8 +142,10 @@ class Scrubber:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            text = self.text
-            return {text(k) if type(k) is str else self(k): self(v) for k, v in value.items()}
+            text = self.text  # a plain string value is scrubbed here, not through a call of this (every result)
+            return {
+                text(k) if type(k) is str else self(k): text(v) if type(v) is str else self(v) for k, v in value.items()
+            }
         if isinstance(value, list):
             return [self(v) for v in value]
         if isinstance(value, tuple):

@@ -185,3 +185,44 @@ async def test_a_send_s_record_is_removed_by_one_line_unless_another_writer_came
     assert ids(ws) == ["w1", "w2"]
     STORE.forget(ws)
     assert ids(ws) == ["w1", "w2"]  # as any reader parses the files
+
+
+async def test_a_send_s_record_is_added_by_one_line_unless_the_files_moved(seeded: Workspace) -> None:
+    """`PendingStore.add_new` (a send's record, written while its question is out): one line appended when
+    neither file moved since this process wrote them, the chat's own watch of the task kept (nothing written),
+    and a transaction (None, nothing written) after another process's write, for an id already there, or for a
+    full journal. What it writes is what a transaction would have: any reader sees the same records."""
+    ws = seeded
+    async with ws.pending_tx(durable=False) as tx:  # this process's view of the files is now current
+        tx.add(rec("s0", state="sending"))
+    journal = ws.journal_path.read_bytes()
+    with ws.lock.hold():
+        assert STORE.add_new(ws, rec("s1", state="sending")) is True
+        assert STORE.add_new(ws, WatchRecord("s2", "chat1", "bot", "task-w1")) is False  # chat1 watches task-w1
+        assert STORE.add_new(ws, WatchRecord("s3", "chat1", "bot", "task-s0")) is False  # ... and task-s0 (a line)
+        assert STORE.add_new(ws, rec("w2")) is None  # the id is taken: the transaction says so
+    assert ws.journal_path.read_bytes() == journal + pending_journal.line(("add", rec("s1", state="sending")))
+    assert ids(ws) == ["w1", "w2", "s0", "s1"]
+    kept = rec("s4", extra={"sender": {"pid": 1}})
+    with ws.lock.hold():
+        assert STORE.add_new(ws, kept) is True
+    kept.extra["sender"]["pid"] = 2  # the caller's record stays its own: the store kept a copy
+    assert ws.read_pending().records[-1].extra["sender"]["pid"] == 1
+    append(ws, line({"remove": "s0"}))  # another process's line
+    moved = ws.journal_path.read_bytes()
+    with ws.lock.hold():
+        assert STORE.add_new(ws, rec("s5")) is None
+    assert ws.journal_path.read_bytes() == moved
+    STORE.forget(ws)
+    assert ids(ws) == ["w1", "w2", "s1", "s4"]  # as any reader parses the files
+
+
+async def test_a_full_journal_gives_a_send_s_record_to_a_transaction(seeded: Workspace, monkeypatch) -> None:
+    ws = seeded
+    async with ws.pending_tx(durable=False) as tx:
+        tx.add(rec("s0", state="sending"))
+    monkeypatch.setattr(pending_journal, "JOURNAL_LIMIT", len(ws.journal_path.read_bytes()) + 10)
+    journal = ws.journal_path.read_bytes()
+    with ws.lock.hold():
+        assert STORE.add_new(ws, rec("s1", state="sending")) is None
+    assert ws.journal_path.read_bytes() == journal

@@ -17,9 +17,11 @@ from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.clock import SystemClock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.following import Follower
+from a2aconsole.core.pending_store import STORE
 from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
 from tests.support.js_agents import SdkAgent
+from tests.support.locks import held_by_a_thread
 from tests.support.toolkit import TARGET, entry, make_tool, write_agents
 from tests.support.watching import SignalClock, WaitableDelivery, add_record, eventually, start_task
 
@@ -271,3 +273,37 @@ async def test_a_send_s_record_is_written_though_its_question_never_goes_out(wor
     assert written is record and error is None
     (kept,) = workspace.read_pending().records
     assert kept.watch_id == "w1" and kept.state == "sending"
+
+
+@pytest.mark.parametrize("current", [True, False], ids=["files-as-left", "files-moved"])
+async def test_a_send_s_record_waits_for_the_lock_another_holder_has(workspace: Workspace, current: bool) -> None:
+    """The record is written in the loop turn after its question went out, without a transaction when the
+    lock is free and the files are as this process left them; a lock another holder has (another process, or
+    a thread of this one) is waited for, off the loop, and the record is written once it is given back."""
+    from a2aconsole.core.pending import WatchRecord
+    from a2aconsole.core.sending import RecordWriter
+
+    async with workspace.pending_tx(durable=False) as tx:
+        tx.add(WatchRecord("w0", "other-chat", "echo", "t0"))
+    if not current:
+        STORE.forget(workspace)  # as after another process's write: the files must be read again
+
+    record = WatchRecord("w1", TARGET, "echo", "t1", "c1", started_at="2026-12-03T00:00:00Z")
+    writer = RecordWriter(workspace, record, SystemClock(), 30)
+    writer.asked()
+    assert [r.watch_id for r in workspace.read_pending().records] == ["w0"]  # not ahead of the question
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert [(r.watch_id, r.state) for r in workspace.read_pending().records] == [("w0", ""), ("w1", "sending")]
+    assert await writer.written() == (record, None)
+
+    async with held_by_a_thread(workspace.lock) as release:
+        second = WatchRecord("w2", TARGET, "echo", "t2", "c1", started_at="2026-12-03T00:00:00Z")
+        writer = RecordWriter(workspace, second, SystemClock(), 30)
+        writer.asked()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert [r.watch_id for r in workspace.read_pending().records] == ["w0", "w1"]  # the holder's turn
+        release()
+        assert await writer.written() == (second, None)
+    assert [r.watch_id for r in workspace.read_pending().records] == ["w0", "w1", "w2"]

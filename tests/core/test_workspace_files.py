@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import stat
-import threading
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from a2aconsole.core.errors import ConflictError, FileFormatError, ValidationErr
 from a2aconsole.core.files import MISSING_VERSION, atomic_write, lock_for, version_of
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.workspace import Workspace
+from tests.support.locks import held_by_a_thread
 
 KEY = "sk-very-secret-key-123"
 
@@ -333,17 +333,7 @@ async def test_async_lock_is_taken_at_once_when_free_and_waited_for_when_held(tm
     lock = lock_for(tmp_path / ".lock")
     async with lock.ahold():
         pass
-    held, release = threading.Event(), threading.Event()
-
-    def holder() -> None:
-        with lock.hold():
-            held.set()
-            release.wait(10)
-
-    thread = threading.Thread(target=holder)
-    thread.start()
-    try:
-        assert await asyncio.to_thread(held.wait, 10)
+    async with held_by_a_thread(lock) as release:
         got = asyncio.Event()
 
         async def take() -> None:
@@ -354,9 +344,6 @@ async def test_async_lock_is_taken_at_once_when_free_and_waited_for_when_held(tm
         for _ in range(20):  # the loop turns while the holder keeps the lock
             await asyncio.sleep(0)
         assert not got.is_set() and not taking.done()
-        release.set()
+        release()
         await asyncio.wait_for(taking, 10)
         assert got.is_set()
-    finally:
-        release.set()
-        thread.join(10)
