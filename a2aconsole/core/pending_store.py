@@ -1,7 +1,7 @@
 """Loading and committing `PendingTx` transactions: the store of the process (`STORE`).
 
 The store keeps, per workspace, the records it last read or wrote while the file is unchanged on disk (inode,
-size, mtime), each record's text in the file, reused while its JSON is unchanged, and the journal as it last
+size, mtime, ctime), each record's text in the file, reused while its JSON is unchanged, and the journal as it last
 saw it: a commit that changes ten records of ten thousand encodes ten, a transaction parses the file only
 after another process wrote it, and a send's transaction reads no journal line but another process's.
 Encoding is plain Python (run it on the event loop: a thread doing Python work holds the GIL and every
@@ -31,12 +31,13 @@ from .pending_tx import PendingTx, own_copy
 if TYPE_CHECKING:
     from .workspace import Workspace
 
-_Sig = tuple[int, int, int]
+_Sig = tuple[int, int, int, int]  # inode, size, mtime and ctime (ns): a file changed or replaced since
 # what the journal does to the file's records: added (in order), removed (ids), replaced
 _Overlay = tuple[dict[str, WatchRecord], set[str], dict[str, WatchRecord]]
 # a record, its JSON, its text in the file, and whether it is plain (only plain records' JSON can be trusted
 # to stay as it was: a nested value may change in place behind the kept copy)
 _Text = tuple[WatchRecord, dict[str, Any], str, bool]
+_TOKEN = "pushToken"
 _PLAIN = (str, type(None))  # 1 == True == 1.0 but their JSON differs: numbers are not kept
 
 
@@ -49,7 +50,7 @@ def file_sig(path: Path) -> _Sig | None:
 
 
 def _sig(st: os.stat_result) -> _Sig:
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 @dataclass
@@ -65,10 +66,17 @@ class Cache:
     # the journal as this process last read or wrote it, and what it does to the records (added, removed,
     # replaced): a send parses no line, only lines another process appended since
     journal: bytes = b""
-    journal_sig: _Sig | None = None  # its inode, size and mtime then (None: not known)
+    journal_sig: _Sig | None = None  # its signature then (None: not known)
     overlay: _Overlay = ({}, set(), {})
     journal_dirty: bool = False
     keys: WatchKeys | None = None  # `records` by watch key: built when first asked, then kept in step by `_fold`
+    # the records' push tokens: built when first asked, kept by a `_fold` that changed none (the scrubber's)
+    tokens: frozenset[str] | None = None
+
+    def push_tokens(self) -> frozenset[str]:
+        if self.tokens is None:
+            self.tokens = frozenset(r.push_token for r in self.records if isinstance(r.push_token, str))
+        return self.tokens
 
     def watch_keys(self) -> WatchKeys | None:
         """The records by watch key (None when ids repeat: the index holds one record per id)."""
@@ -129,7 +137,7 @@ class PendingStore:
         tx = PendingTx(cache.records, cache.index)
         tx.cache = cache
         jsig = file_sig(ws.journal_path)
-        # an append-only file under the lock: unchanged inode, size and mtime, unchanged lines (another writer's
+        # an append-only file under the lock: unchanged signature, unchanged lines (another writer's
         # would have to empty it and write as many bytes again in the same clock tick)
         same = jsig is not None and jsig == cache.journal_sig
         journal = cache.journal if same else (read_bytes(ws.journal_path) or b"") if jsig is not None else b""
@@ -196,6 +204,16 @@ class PendingStore:
             return None
         self._append(ws, cache, data, ({**added, own.watch_id: own}, removed, replaced))
         return True
+
+    def push_tokens(self, ws: Workspace, sig: _Sig) -> frozenset[str] | None:
+        """The push tokens of the records of `pending.json` when this process knows the file as it is (`sig`, its
+        `file_sig` now): the same object while no commit changed a token. None when it does not (another
+        process wrote the file, or it is malformed): the caller reads the file. Read without the lock: a cache is
+        put back only whole, its records never changed in place once kept."""
+        cache = self._caches.get(ws.pending_path)
+        if cache is None or cache.sig != sig:
+            return None
+        return cache.push_tokens()
 
     def remove_added(self, ws: Workspace, watch_id: str, keep: Callable[[WatchRecord], bool]) -> bool | None:
         """Take out a record a journal line of this process added, when neither file moved since this process
@@ -275,8 +293,10 @@ def _fold(cache: Cache, tx: PendingTx, durable: bool) -> Commit | None:
         # the common case, in O(changed): the texts of the file, minus the removed, plus the changed and added
         index, removed = cache.index, tx._removed
         volatile = set(cache.volatile)
+        tokens_moved = False  # a record with a push token came or went, or its token changed
         for rid in removed:
-            texts.pop(rid, None)
+            gone = texts.pop(rid, None)
+            tokens_moved = tokens_moved or gone is None or _TOKEN in gone[1]
             index.pop(rid, None)
             volatile.discard(rid)
         index.update(tx._replaced)
@@ -286,15 +306,18 @@ def _fold(cache: Cache, tx: PendingTx, durable: bool) -> Commit | None:
                 hit = texts.get(rid)
                 texts[rid] = entry = _entry(index[rid], hit)
                 differs = differs or hit is None or entry[2] != hit[2]
+                tokens_moved = tokens_moved or hit is None or hit[1].get(_TOKEN) != entry[1].get(_TOKEN)
                 (volatile.discard if entry[3] else volatile.add)(rid)
         for rid, r in tx._added.items():
             index[rid] = r
             texts[rid] = entry = _entry(r, None)
+            tokens_moved = tokens_moved or _TOKEN in entry[1]
             if not entry[3]:
                 volatile.add(rid)
         records = list(index.values())
         if len(texts) == len(records):
             kept = Cache(cache.sig, records, index, texts, frozenset(volatile), keys=_keys_after(cache.keys, tx, index))
+            kept.tokens = None if tokens_moved else cache.tokens
             if not differs:  # changed in place back to what it was: nothing to write
                 return Commit(durable, cache=kept)
             return Commit(durable, data=_join([t[2] for t in texts.values()]), cache=kept)

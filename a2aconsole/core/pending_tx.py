@@ -38,7 +38,7 @@ class PendingTx:
         self._ops: list[Op] = []  # this transaction's adds and removes, as journal lines say them
         self._edits = False  # a change no journal line says (an edit, a replacement): the commit folds
         self.journal = b""  # the journal when loaded
-        self.journal_sig: tuple[int, int, int] | None = None  # its inode, size and mtime then
+        self.journal_sig: tuple[int, int, int, int] | None = None  # its signature then (`pending_store.file_sig`)
         self.journal_dirty = False  # a fold line or a cut line in it: the commit folds it
         self.journal_void = True  # its lines cancel out (the file's records as they are)
         self.cache: Cache | None = None  # what the store knew of the file (`PendingStore.load`)

@@ -6,7 +6,9 @@ import json
 import random
 import secrets
 from datetime import UTC, datetime
+from pathlib import Path
 
+from a2aconsole.core import scrubber as scrubber_module
 from a2aconsole.core.events import Event
 from a2aconsole.core.pending import WatchRecord, dump_pending
 from a2aconsole.core.results import PREVIEW_CHARS, json_preview
@@ -158,3 +160,62 @@ def test_a_raw_task_preview_masks_a_secret_its_cut_goes_through() -> None:
     shown = json_preview({"parts": [{"raw": blob}], tokens[6]: 1}, cut=scrubber.cut)
     assert shown["parts"][0]["raw"].startswith("A" * (PREVIEW_CHARS - 10) + MASK + "… (")
     assert tokens[5][:10] not in json.dumps(shown) and MASK in shown
+
+
+async def test_push_tokens_from_the_store_are_the_file_s_through_every_kind_of_change(
+    workspace: Workspace, monkeypatch
+) -> None:
+    """The scrubber takes a `pending.json` this process wrote last from the store's records, not the file: its
+    secrets stay exactly those a reading of the files finds, through adds, removes, replacements and in-place
+    edits of records with and without tokens (durable or journal lines), commits that change no token (the
+    same scrubber kept, the file not read), and another process's rewrite (the file read again)."""
+    rng = random.Random(7)
+    workspace.save_agents([{"name": "a", "url": "http://127.0.0.1:1/", "key": "agent-key-1234"}], None)
+    scrubbers = Scrubbers()
+    read = scrubber_module._read
+    reads: list[Path] = []
+    monkeypatch.setattr(scrubber_module, "_read", lambda path: reads.append(path) or read(path))
+
+    def token() -> str | None:
+        return secrets.token_urlsafe(12) if rng.random() < 0.5 else None
+
+    def read_from_files() -> frozenset[str]:  # the file, not the journal: as before the store was asked
+        pending = workspace.pending_path.read_bytes() if workspace.pending_path.exists() else b""
+        return frozenset(field_values(workspace.agents_path.read_bytes(), "key") + field_values(pending, "pushToken"))
+
+    n = 0
+    for step in range(300):
+        ids = [r.watch_id for r in workspace.read_pending().records]
+        kind = rng.choice(["add", "remove", "replace", "edit", "state", "foreign"] if ids else ["add"])
+        if kind == "foreign":  # another process rewrites the file: the store's view is no longer it
+            records = workspace.read_pending().records
+            records[rng.randrange(len(records))].push_token = token()
+            workspace.pending_path.write_bytes(dump_pending(records))
+            workspace.journal_path.write_bytes(b"")
+        else:
+            async with workspace.pending_tx(durable=rng.random() < 0.7) as tx:
+                if kind == "add":
+                    n += 1
+                    tx.add(WatchRecord(f"w{n}", "t", "a", f"task{n}", push_token=token(), source="push"))
+                elif kind == "remove":
+                    tx.remove(rng.choice(ids))
+                elif kind == "replace":
+                    old = tx.find(rng.choice(ids))
+                    assert old is not None
+                    tx.replace(WatchRecord(old.watch_id, "t", "a", old.task_id, push_token=token(), source="push"))
+                elif kind == "edit":
+                    rec = tx.edit(rng.choice(ids))
+                    assert rec is not None
+                    rec.push_token = token()
+                else:  # a change of state only: no token moves
+                    rec = tx.edit(rng.choice(ids))
+                    assert rec is not None
+                    rec.state = rng.choice(["working", "input-required"])
+        before = scrubbers._cache.get(workspace.root)
+        reads.clear()
+        s = scrubbers.for_workspace(workspace)
+        assert s.secrets == read_from_files(), (step, kind)
+        if kind != "foreign" and before is not None and workspace.pending_path.exists():
+            assert reads == [], (step, kind)  # this process wrote the files last: neither is read
+        if kind == "state" and before is not None and before[1].secrets == s.secrets:
+            assert s is before[1]  # no token moved (a fold may bring the journal's into the file): kept
