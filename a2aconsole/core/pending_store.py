@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,8 +71,10 @@ class Cache:
     overlay: _Overlay = ({}, set(), {})
     journal_dirty: bool = False
     keys: WatchKeys | None = None  # `records` by watch key: built when first asked, then kept in step by `_fold`
-    # the records' push tokens: built when first asked, kept by a `_fold` that changed none (the scrubber's)
+    # the records' push tokens (the scrubber's): built when first asked, then kept in step by `_fold` with how
+    # many records hold each (`token_counts`: None until a fold moved a token)
     tokens: frozenset[str] | None = None
+    token_counts: Counter[str] | None = None
 
     def push_tokens(self) -> frozenset[str]:
         if self.tokens is None:
@@ -293,10 +296,14 @@ def _fold(cache: Cache, tx: PendingTx, durable: bool) -> Commit | None:
         # the common case, in O(changed): the texts of the file, minus the removed, plus the changed and added
         index, removed = cache.index, tx._removed
         volatile = set(cache.volatile)
-        tokens_moved = False  # a record with a push token came or went, or its token changed
+        moves: list[tuple[object, object]] = []  # push tokens that went and came: (before, after) per record
+        lost = False  # a record whose token before is not known
         for rid in removed:
             gone = texts.pop(rid, None)
-            tokens_moved = tokens_moved or gone is None or _TOKEN in gone[1]
+            if gone is None:
+                lost = True
+            elif _TOKEN in gone[1]:
+                moves.append((gone[1][_TOKEN], None))
             index.pop(rid, None)
             volatile.discard(rid)
         index.update(tx._replaced)
@@ -306,18 +313,22 @@ def _fold(cache: Cache, tx: PendingTx, durable: bool) -> Commit | None:
                 hit = texts.get(rid)
                 texts[rid] = entry = _entry(index[rid], hit)
                 differs = differs or hit is None or entry[2] != hit[2]
-                tokens_moved = tokens_moved or hit is None or hit[1].get(_TOKEN) != entry[1].get(_TOKEN)
+                if hit is None:
+                    lost = True
+                elif hit[1].get(_TOKEN) != entry[1].get(_TOKEN):
+                    moves.append((hit[1].get(_TOKEN), entry[1].get(_TOKEN)))
                 (volatile.discard if entry[3] else volatile.add)(rid)
         for rid, r in tx._added.items():
             index[rid] = r
             texts[rid] = entry = _entry(r, None)
-            tokens_moved = tokens_moved or _TOKEN in entry[1]
+            if _TOKEN in entry[1]:
+                moves.append((None, entry[1][_TOKEN]))
             if not entry[3]:
                 volatile.add(rid)
         records = list(index.values())
         if len(texts) == len(records):
             kept = Cache(cache.sig, records, index, texts, frozenset(volatile), keys=_keys_after(cache.keys, tx, index))
-            kept.tokens = None if tokens_moved else cache.tokens
+            kept.tokens, kept.token_counts = _tokens_after(cache, texts, moves, lost)
             if not differs:  # changed in place back to what it was: nothing to write
                 return Commit(durable, cache=kept)
             return Commit(durable, data=_join([t[2] for t in texts.values()]), cache=kept)
@@ -339,6 +350,27 @@ def _fold(cache: Cache, tx: PendingTx, durable: bool) -> Commit | None:
     return Commit(
         durable, data=_join(parts), cache=Cache(cache.sig, records, index, fresh if exact else None, volatile)
     )
+
+
+def _tokens_after(
+    cache: Cache, texts: dict[str, _Text], moves: list[tuple[object, object]], lost: bool
+) -> tuple[frozenset[str] | None, Counter[str] | None]:
+    """The push tokens after a fold that made `moves` (counted in place: the cache before it is discarded), or
+    counted afresh from the records' texts after it; as they were when no token moved."""
+    if not moves and not lost:
+        return cache.tokens, cache.token_counts
+    counts = cache.token_counts
+    if counts is None or lost:
+        counts = Counter(t for entry in texts.values() if isinstance(t := entry[1].get(_TOKEN), str))
+    else:
+        for before, after in moves:
+            if isinstance(before, str):
+                counts[before] -= 1
+                if counts[before] <= 0:
+                    del counts[before]
+            if isinstance(after, str):
+                counts[after] += 1
+    return frozenset(counts), counts
 
 
 def _keys_after(keys: WatchKeys | None, tx: PendingTx, index: dict[str, WatchRecord]) -> WatchKeys | None:

@@ -176,8 +176,15 @@ async def test_push_tokens_from_the_store_are_the_file_s_through_every_kind_of_c
     reads: list[Path] = []
     monkeypatch.setattr(scrubber_module, "_read", lambda path: reads.append(path) or read(path))
 
-    def token() -> str | None:
-        return secrets.token_urlsafe(12) if rng.random() < 0.5 else None
+    issued: list[str] = []
+
+    def token() -> str | None:  # none, a new one, or one another record has too (a hand-copied record)
+        if rng.random() < 0.4:
+            return None
+        if issued and rng.random() < 0.3:
+            return rng.choice(issued)
+        issued.append(secrets.token_urlsafe(12))
+        return issued[-1]
 
     def read_from_files() -> frozenset[str]:  # the file, not the journal: as before the store was asked
         pending = workspace.pending_path.read_bytes() if workspace.pending_path.exists() else b""
@@ -219,3 +226,46 @@ async def test_push_tokens_from_the_store_are_the_file_s_through_every_kind_of_c
             assert reads == [], (step, kind)  # this process wrote the files last: neither is read
         if kind == "state" and before is not None and before[1].secrets == s.secrets:
             assert s is before[1]  # no token moved (a fold may bring the journal's into the file): kept
+
+
+def test_a_scrubber_updated_with_a_few_secrets_masks_as_one_built_afresh() -> None:
+    """`Scrubber.updated` (a push watch added or ended among many): the scrubber it makes from the old one masks
+    every text exactly as one built afresh from the new secrets would, whatever came or went (word-like or
+    not, longer or shorter than the others, sharing a prefix, too short to mask), and the old one still masks
+    its own secrets."""
+    rng = random.Random(11)
+    alphabet = "abcdefgh01_-"
+
+    def secret() -> str:
+        kind = rng.random()
+        if kind < 0.6:
+            return secrets.token_urlsafe(rng.choice([4, 9, 12, 24]))  # word-like: 12 to 32 characters, or too short
+        if kind < 0.8:  # word-like, sharing their first 8 characters
+            return "shared-p" + "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
+        return "k." + secrets.token_hex(rng.choice([3, 6]))  # not word-like (a key with a dot)
+
+    # what some steps bring: a longer secret that a shorter one (there first) starts, a word-like secret shorter
+    # than every other (the runs searched get shorter), one longer than all (the cut's window grows)
+    planned = {5: ["shared-pq"], 6: ["shared-pqrstuvw"], 15: ["Zz9_Zz9_"], 25: [secrets.token_urlsafe(60)]}
+    current = frozenset(secret() for _ in range(150))
+    old = Scrubber(current)
+    incremental = 0
+    for step in range(60):
+        gone = rng.sample(sorted(current - {"shared-pq", "Zz9_Zz9_"}), rng.randint(0, 3))
+        came = planned.get(step) or [secret() for _ in range(rng.randint(0, 3))]
+        new_secrets = (current - set(gone)) | set(came)
+        updated, fresh = old.updated(new_secrets), Scrubber(new_secrets)
+        incremental += updated._others is old._others  # made from the old one, not afresh
+        assert updated.secrets == fresh.secrets and len(updated) == len(fresh)
+        assert updated._longest == fresh._longest
+        pool = sorted(current | new_secrets)
+        texts = [f"a {c} b" for c in came] + [f"{c}.{c}" for c in came]
+        for _ in range(20):
+            words = [rng.choice(pool) if rng.random() < 0.5 else secrets.token_urlsafe(8) for _ in range(6)]
+            texts.append(rng.choice(["", " ", "-", "/"]).join(words))
+        for text in texts:
+            assert updated.text(text) == fresh.text(text) == reference(text, list(new_secrets)), (step, text)
+            assert old.text(text) == reference(text, list(current))  # the old one: as it was
+            assert updated.cut(text, 30) == fresh.cut(text, 30)
+        old, current = updated, new_secrets
+    assert incremental >= 15
