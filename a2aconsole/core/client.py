@@ -499,14 +499,24 @@ class Connection:
             timeout=timeout,
         )
 
-    async def _bounded(self, coro: Any, action: str) -> Any:
-        with metrics.remote_call(self.entry.name, action):
+    async def _bounded(self, coro: Any, action: str, within: float | None = None) -> Any:
+        """`coro` within the call timeout, its failure a RemoteError. `within`: the caller's own bound (seconds),
+        when shorter: one timer for both (a send's wait around its first GetTask took a timer of its own), and
+        TimeoutError when it runs out (the caller stopped waiting: not the agent's failure, neither timed nor
+        counted, as a cancelled call)."""
+        limit = self.remote.call_timeout
+        cut = within is not None and within < limit
+        with metrics.remote_call(self.entry.name, action) as timer:
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for returns the result of a call that finishes
+            # just as the caller is cancelled, and the cancellation is lost
+            bound = asyncio.timeout(within if cut and within is not None else limit)
             try:
-                # asyncio.timeout, not wait_for: on Python 3.11 wait_for returns the result of a call that
-                # finishes just as the caller is cancelled, and the cancellation is lost
-                async with asyncio.timeout(self.remote.call_timeout):
+                async with bound:
                     return await coro
             except Exception as e:
+                if cut and bound.expired():
+                    timer.untold()
+                    raise TimeoutError(f"the caller's {within:g} s ran out") from None
                 raise translate(e, self.entry.name, action) from None
 
     async def send(self, message: OutgoingMessage) -> TaskSnapshot | MessageValue:
@@ -530,15 +540,18 @@ class Connection:
 
         return await self._bounded(run(), "send")
 
-    async def _get_task(self, task_id: str, history_length: int | None) -> Task:
+    async def _get_task(self, task_id: str, history_length: int | None, within: float | None = None) -> Task:
         req = GetTaskRequest(id=task_id)
         if history_length is not None:
             req.history_length = history_length
-        return await self._bounded(self._client(False).get_task(req, context=self._ctx()), "status")
+        return await self._bounded(self._client(False).get_task(req, context=self._ctx()), "status", within)
 
-    async def get_task(self, task_id: str, history_length: int | None = None) -> TaskSnapshot:
-        """GetTask: the task as the core reads it (without its history's ids: only a send's reply needs them)."""
-        return task_snapshot(await self._get_task(task_id, history_length), history=False)
+    async def get_task(
+        self, task_id: str, history_length: int | None = None, *, within: float | None = None
+    ) -> TaskSnapshot:
+        """GetTask: the task as the core reads it (without its history's ids: only a send's reply needs them).
+        `within`: the caller's own bound in real seconds, TimeoutError when it runs out first (`_bounded`)."""
+        return task_snapshot(await self._get_task(task_id, history_length, within), history=False)
 
     async def get_task_json(self, task_id: str) -> dict[str, Any]:
         """GetTask, the task as the agent's JSON says it (what the console's task page shows raw)."""

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 from .call_limits import CallLimits
 from .client import Connection, RemoteError, origin_of
-from .clock import Clock, deadline
+from .clock import Clock, SystemClock, deadline
 from .config import ClientSettings
 from .connections import ConnectionPool
 from .errors import A2AConsoleError
@@ -166,9 +166,13 @@ class Follower:
         such a send 0.2 ms (tests/bench/send_overhead.py). The task when it settled; None when it did not, or
         when `seconds` ran out first (`follow(conn)` goes on). Its events are told past the time."""
         self.sending = True
+        clock = self.host.clock
         try:
-            async with deadline(self.host.clock, seconds):
-                current = await conn.get_task(self.record.task_id)
+            if isinstance(clock, SystemClock):  # the call's own timer bounds the wait too
+                current = await conn.get_task(self.record.task_id, within=seconds)
+            else:
+                async with deadline(clock, seconds):
+                    current = await conn.get_task(self.record.task_id)
         except TimeoutError:
             return None
         await self._send_saw(current)

@@ -63,16 +63,24 @@ def remote_call(agent: str, method: str) -> RemoteCallTimer:
 class RemoteCallTimer:
     """`remote_call`'s context: a class, not a generator, as it wraps every remote call."""
 
-    __slots__ = ("agent", "method", "start")
+    __slots__ = ("agent", "method", "start", "told")
 
     def __init__(self, agent: str, method: str) -> None:
         self.agent, self.method = agent, method
         self.start = 0.0
+        self.told = True
 
-    def __enter__(self) -> None:
+    def __enter__(self) -> RemoteCallTimer:
         self.start = time.perf_counter()
+        return self
+
+    def untold(self) -> None:
+        """The caller stopped waiting (its own bound ran out): the call is neither timed nor counted."""
+        self.told = False
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if not self.told:
+            return
         if exc_type is not None:
             if not issubclass(exc_type, Exception):
                 return  # cancelled, or the process ends

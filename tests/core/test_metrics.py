@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from prometheus_client import generate_latest
 
@@ -54,3 +56,31 @@ async def test_the_lease_gauge_follows_acquire_and_release(workspace: Workspace)
     assert sample("a2aconsole_worker_lease_held", workspace=label) == 1
     await leases.release_all()
     assert sample("a2aconsole_worker_lease_held", workspace=label) == 0
+
+
+async def test_a_call_its_caller_stops_waiting_for_is_cut_and_not_counted_as_the_agent_s_failure(make_agent) -> None:
+    """A send's first GetTask on the real clock is bounded by the send's wait through the call's own timer
+    (`within`, one timer for both bounds): when the wait runs out first the call ends with TimeoutError, neither
+    timed nor counted (the agent did not fail); when the call timeout comes first it is the agent's timeout, as
+    any call's."""
+    agent = make_agent(streaming=False, push=False)
+    agent.hold_methods = {"GetTask"}  # every GetTask waits for the test
+    entry = AgentEntry(name="slowbot", url=agent.url)
+    timed = sample("a2aconsole_remote_call_seconds_count", agent="slowbot", method="status")
+    http = new_http_client()
+    loop = asyncio.get_running_loop()
+    try:
+        conn = await Remote(http, call_timeout=1.0, card_timeout=5).connect(entry)
+        start = loop.time()
+        with pytest.raises(TimeoutError):
+            await conn.get_task("t1", within=0.2)
+        assert 0.2 <= loop.time() - start < 1.0
+        assert sample("a2aconsole_remote_call_seconds_count", agent="slowbot", method="status") == timed
+        with pytest.raises(RemoteError) as caught:
+            await conn.get_task("t1", within=30)  # the call's 1 s comes first
+        assert caught.value.kind == "timeout"
+    finally:
+        agent.release("calls")
+        await http.aclose()
+    assert sample("a2aconsole_remote_call_seconds_count", agent="slowbot", method="status") == timed + 1
+    assert sample("a2aconsole_remote_call_failures_total", agent="slowbot", method="status", kind="timeout") == 1
