@@ -109,9 +109,13 @@ class PendingStore:
 
     def __init__(self) -> None:
         self._caches: dict[Path, Cache] = {}
+        # each file's push tokens as of a signature: still known while a transaction holds the cache (a batch of
+        # the watches writes for milliseconds, in a thread, and the scrubber asks meanwhile)
+        self._tokens: dict[Path, tuple[_Sig | None, frozenset[str]]] = {}
 
     def forget(self, ws: Workspace) -> None:
         self._caches.pop(ws.pending_path, None)
+        self._tokens.pop(ws.pending_path, None)
 
     def load(self, ws: Workspace) -> PendingTx:
         """The workspace's records in a transaction. Raises FileFormatError for a malformed file."""
@@ -214,9 +218,12 @@ class PendingStore:
         process wrote the file, or it is malformed): the caller reads the file. Read without the lock: a cache is
         put back only whole, its records never changed in place once kept."""
         cache = self._caches.get(ws.pending_path)
-        if cache is None or cache.sig != sig:
-            return None
-        return cache.push_tokens()
+        if cache is not None and cache.sig == sig:
+            tokens = cache.push_tokens()
+            self._tokens[ws.pending_path] = (sig, tokens)
+            return tokens
+        known = self._tokens.get(ws.pending_path)
+        return known[1] if known is not None and known[0] == sig else None
 
     def remove_added(self, ws: Workspace, watch_id: str, keep: Callable[[WatchRecord], bool]) -> bool | None:
         """Take out a record a journal line of this process added, when neither file moved since this process
@@ -269,6 +276,8 @@ class PendingStore:
             write_locked(ws.pending_path, commit.data, durable=commit.durable)
             if commit.cache is not None:
                 commit.cache.sig = file_sig(ws.pending_path)
+                # known before the transaction gives the cache back (counted in step: no cost but a first time)
+                self._tokens[ws.pending_path] = (commit.cache.sig, commit.cache.push_tokens())
         cache = commit.cache
         if (commit.truncate or commit.data is not None) and tx.journal and not commit.append:
             with contextlib.suppress(FileNotFoundError):

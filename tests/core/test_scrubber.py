@@ -269,3 +269,23 @@ def test_a_scrubber_updated_with_a_few_secrets_masks_as_one_built_afresh() -> No
             assert updated.cut(text, 30) == fresh.cut(text, 30)
         old, current = updated, new_secrets
     assert incremental >= 15
+
+
+async def test_the_push_tokens_stay_known_while_a_transaction_holds_the_store_s_records(
+    workspace: Workspace, monkeypatch
+) -> None:
+    """A batch of the watches holds the store's records while it writes (milliseconds, in a thread): a scrub
+    meanwhile still takes the tokens of the file as this process wrote it, without reading it."""
+    read = scrubber_module._read
+    reads: list[Path] = []
+    monkeypatch.setattr(scrubber_module, "_read", lambda path: reads.append(path) or read(path))
+    scrubbers = Scrubbers()
+    scrubbers.for_workspace(workspace)
+    async with workspace.pending_tx() as tx:
+        tx.add(WatchRecord("w1", "t", "a", "task1", push_token="push-token-5678", source="push"))
+    async with workspace.pending_tx() as tx:  # the next batch, under way
+        reads.clear()
+        assert scrubbers.for_workspace(workspace).text("push-token-5678") == MASK
+        assert workspace.pending_path not in reads
+        tx.remove("w1")
+    assert scrubbers.for_workspace(workspace).text("push-token-5678") == "push-token-5678"
