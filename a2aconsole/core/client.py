@@ -504,19 +504,20 @@ class Connection:
         when shorter: one timer for both (a send's wait around its first GetTask took a timer of its own), and
         TimeoutError when it runs out (the caller stopped waiting: not the agent's failure, neither timed nor
         counted, as a cancelled call)."""
-        limit = self.remote.call_timeout
-        cut = within is not None and within < limit
+        limit, cut = self.remote.call_timeout, False
+        if within is not None and within < limit:
+            limit, cut = within, True
         with metrics.remote_call(self.entry.name, action) as timer:
             # asyncio.timeout, not wait_for: on Python 3.11 wait_for returns the result of a call that finishes
             # just as the caller is cancelled, and the cancellation is lost
-            bound = asyncio.timeout(within if cut and within is not None else limit)
+            bound = asyncio.timeout(limit)
             try:
                 async with bound:
                     return await coro
             except Exception as e:
                 if cut and bound.expired():
                     timer.untold()
-                    raise TimeoutError(f"the caller's {within:g} s ran out") from None
+                    raise TimeoutError(f"the caller's {limit:g} s ran out") from None
                 raise translate(e, self.entry.name, action) from None
 
     async def send(self, message: OutgoingMessage) -> TaskSnapshot | MessageValue:
