@@ -4,12 +4,22 @@
 document.addEventListener("htmx:wsAfterMessage", function () { document.body.dataset.wsOpen = "1"; });
 document.addEventListener("htmx:wsClose", function () { document.body.dataset.wsOpen = "0"; });
 
-// A form marked data-clear-after-send empties its message box once its own htmx request succeeded.
+// A form marked data-clear-after-send empties its message box once its own htmx request succeeded, unless the
+// owner typed something else meanwhile (a follow-up written while the answer was on its way stays).
+var sentText = new WeakMap(); // form -> the message its request in flight carries
+document.addEventListener("htmx:beforeRequest", function (event) {
+  var form = event.detail.elt;
+  if (!form.matches || !form.matches("form[data-clear-after-send]")) return;
+  var box = form.querySelector("textarea");
+  if (box) sentText.set(form, box.value);
+});
 document.addEventListener("htmx:afterRequest", function (event) {
   var form = event.detail.elt;
-  if (!event.detail.successful || !form.matches || !form.matches("form[data-clear-after-send]")) return;
+  if (!form.matches || !form.matches("form[data-clear-after-send]")) return;
+  var sent = sentText.get(form);
+  sentText.delete(form);
   var box = form.querySelector("textarea");
-  if (box) box.value = "";
+  if (event.detail.successful && box && box.value === sent) box.value = "";
 });
 
 // An ordinary htmx reply that is one element with an id (the chat's `#reply` answer panel) takes the place of

@@ -94,7 +94,10 @@ class TestAgent {
     this.received = [];
     this.requests = [];
     this.methods = [];
+    // ids of `hold` tasks that completed: told once the task store holds the task completed, so a GetTask from
+    // then on returns the result (the bus reaches the store after the executor's next line)
     this.finished = [];
+    this.finishing = new Set();
     this.gates = new Map(); // name -> {promise, resolve}
     this.work = new Map(); // taskId -> AbortController of its running execute()
     this.url = `${base}/${id}/`;
@@ -106,7 +109,15 @@ class TestAgent {
         skills: [...this.card.skills, { id: 'secret', name: 'Secret', description: 'Only for key holders',
           tags: ['test'], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }] }
       : undefined;
-    this.handler = new DefaultRequestHandler(this.card, new InMemoryTaskStore(), executor, undefined, pushStore,
+    const store = new InMemoryTaskStore();
+    const save = store.save.bind(store);
+    store.save = async (task, ...rest) => {
+      await save(task, ...rest);
+      if (task.status?.state === TaskState.TASK_STATE_COMPLETED && this.finishing.delete(task.id)) {
+        this.finished.push(task.id);
+      }
+    };
+    this.handler = new DefaultRequestHandler(this.card, store, executor, undefined, pushStore,
       pushStore ? new DefaultPushNotificationSender(pushStore, { timeout: 5000 }) : undefined, extended);
     this.app = this.makeApp();
   }
@@ -244,8 +255,8 @@ class TestAgent {
       up.status(S.TASK_STATE_WORKING, `holding ${rest}`);
       await waitOrAbort(signal, undefined, this.gate(rest).promise);
       up.artifact('result', [textPart(`released ${rest}`)]);
+      this.finishing.add(ctx.taskId);
       up.status(S.TASK_STATE_COMPLETED, `released ${rest}`);
-      this.finished.push(ctx.taskId);
     } else if (word === 'steps') {
       // `steps <n> <gate> <end>`: after <gate>, n status messages "working i/n" (state working), then <end>
       const [n, gate, end] = rest.split(' ');

@@ -129,6 +129,23 @@ def test_slow_task_completes_without_reload(page: Page, server: ConsoleServer, b
     assert duplicate_ids(page) == []
 
 
+def test_what_is_typed_while_the_answer_comes_is_kept(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
+    """The sent message leaves the box when its answer comes, a follow-up typed meanwhile does not."""
+    ensure_bot(server, bot)
+    page.goto("/chat/console/")
+    live(page)
+    page.get_by_label("Agent").select_option("bot")
+    send(page, "hold typed1")  # the send waits the 2 s of WaitSeconds for it
+    button = page.get_by_role("button", name="Send", exact=True)
+    expect(button).to_be_disabled()  # while the request is on its way
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("and one more thing")
+    expect(button).to_be_enabled()
+    expect(page.locator("#reply [data-task-state]")).to_have_text("working")
+    expect(box).to_have_value("and one more thing")
+    bot.release("typed1")
+
+
 def test_answer_a_question(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
     ensure_bot(server, bot)
     page.goto("/chat/console/")

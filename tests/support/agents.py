@@ -45,6 +45,7 @@ import uvicorn
 from a2a.compat.v0_3.conversions import to_compat_agent_card
 from a2a.helpers import new_raw_part, new_task_from_user_message, new_text_message, new_text_part, new_url_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
@@ -60,6 +61,7 @@ from a2a.types import (
     SecurityRequirement,
     SecurityScheme,
     StringList,
+    Task,
     TaskState,
 )
 from a2a.utils.errors import InvalidParamsError
@@ -113,6 +115,20 @@ class AgentOptions:
     )
 
 
+class FinishingTaskStore(InMemoryTaskStore):
+    """Moves a task of `agent.finishing` to `agent.finished` once this store holds it completed."""
+
+    def __init__(self, agent: TestAgent) -> None:
+        super().__init__()
+        self.agent = agent
+
+    async def save(self, task: Task, context: ServerCallContext) -> None:
+        await super().save(task, context)
+        if task.status.state == TaskState.TASK_STATE_COMPLETED and task.id in self.agent.finishing:
+            self.agent.finishing.discard(task.id)
+            self.agent.finished.append(task.id)
+
+
 class ScriptedExecutor(AgentExecutor):
     def __init__(self, agent: TestAgent) -> None:
         self.agent = agent
@@ -164,8 +180,8 @@ class ScriptedExecutor(AgentExecutor):
             await self.agent.gate(rest).wait()
             self.agent.busy.discard(task.context_id)
             await up.add_artifact([new_text_part(f"released {rest}")], name="result")
+            self.agent.finishing.add(task.id)
             await up.complete(up.new_agent_message([new_text_part(f"released {rest}")]))
-            self.agent.finished.append(task.id)
         elif word == "steps":
             n, gate, end = rest.split(" ")
             await up.start_work(up.new_agent_message([new_text_part(f"ready for {n} steps")]))
@@ -202,8 +218,8 @@ class ScriptedExecutor(AgentExecutor):
                 await up.start_work(up.new_agent_message([new_text_part(f"holding (the key was {leaked})")]))
                 await self.agent.gate(rest.removeprefix("hold ")).wait()
             await up.add_artifact([new_text_part(f"the key was {leaked}")], name="leak")
+            self.agent.finishing.add(task.id)
             await up.complete(up.new_agent_message([new_text_part(f"the key was {leaked}")]))
-            self.agent.finished.append(task.id)
         elif word == "bigtext":
             size, _, gate = rest.partition(" ")
             if gate:
@@ -386,7 +402,10 @@ class TestAgent:
         self.extended_card_gate: str | None = None  # GetExtendedAgentCard waits for `release(<gate>)`
         self.methods: list[str] = []  # the JSON-RPC method of every POST, in order (SendMessage, GetTask, ...)
         self.busy: set[str] = set()  # contexts with a running `hold` task
-        self.finished: list[str] = []  # ids of `hold` tasks that completed (a test can wait for one)
+        # ids of `hold` tasks that completed (a test can wait for one): told by the task store once it holds the
+        # task completed, so a GetTask from then on returns the result (the executor's next line comes sooner)
+        self.finished: list[str] = []
+        self.finishing: set[str] = set()
         # JSON-RPC calls and open streams in flight now, and the most at once; `hold_calls` parks every call
         # (not streams) until `release("calls")`, so a test sees how many a client sends at once
         self.in_flight: Counter[str] = Counter()
@@ -505,7 +524,7 @@ class TestAgent:
         push_http = httpx.AsyncClient()  # closed when the server stops, so no socket outlives the agent
         handler = DefaultRequestHandler(
             agent_executor=ScriptedExecutor(self),
-            task_store=InMemoryTaskStore(),
+            task_store=FinishingTaskStore(self),
             agent_card=self.card,
             push_config_store=push_store if o.push else None,
             push_sender=BasePushNotificationSender(push_http, push_store) if o.push else None,
