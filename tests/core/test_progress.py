@@ -132,6 +132,7 @@ async def test_a_watch_tells_a_new_status_message_seen_by_get_task_once(workspac
         await clock.until(lambda s: s[-1:] == [60.0])
         assert progress(sink) == [("status", "working 3/3", "")]
         agent.release("st1end")
+        await eventually(lambda: task.id in agent.finished, what="the agent to finish")
         await clock.advance(60)
         await delivery.wait_for(1)
     finally:

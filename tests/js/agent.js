@@ -94,7 +94,7 @@ class TestAgent {
     this.received = [];
     this.requests = [];
     this.methods = [];
-    // ids of `hold` tasks that completed: told once the task store holds the task completed, so a GetTask from
+    // ids of `hold` and `steps` tasks that completed: told once the task store holds the task completed, so a GetTask from
     // then on returns the result (the bus reaches the store after the executor's next line)
     this.finished = [];
     this.finishing = new Set();
@@ -264,6 +264,7 @@ class TestAgent {
       await waitOrAbort(signal, undefined, this.gate(gate).promise);
       for (let i = 1; i <= Number(n); i++) up.status(S.TASK_STATE_WORKING, `working ${i}/${n}`);
       await waitOrAbort(signal, undefined, this.gate(end).promise);
+      this.finishing.add(ctx.taskId);
       up.status(S.TASK_STATE_COMPLETED, `${n} steps done`);
     } else if (word === 'ask') {
       up.status(S.TASK_STATE_INPUT_REQUIRED, 'Which colour?');

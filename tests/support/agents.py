@@ -189,6 +189,7 @@ class ScriptedExecutor(AgentExecutor):
             for i in range(1, int(n) + 1):
                 await up.start_work(up.new_agent_message([new_text_part(f"working {i}/{n}")]))
             await self.agent.gate(end).wait()
+            self.agent.finishing.add(task.id)
             await up.complete(up.new_agent_message([new_text_part(f"{n} steps done")]))
         elif word == "later":
             await up.start_work(up.new_agent_message([new_text_part(f"thinking until {rest}")]))
@@ -402,8 +403,9 @@ class TestAgent:
         self.extended_card_gate: str | None = None  # GetExtendedAgentCard waits for `release(<gate>)`
         self.methods: list[str] = []  # the JSON-RPC method of every POST, in order (SendMessage, GetTask, ...)
         self.busy: set[str] = set()  # contexts with a running `hold` task
-        # ids of `hold` tasks that completed (a test can wait for one): told by the task store once it holds the
-        # task completed, so a GetTask from then on returns the result (the executor's next line comes sooner)
+        # ids of `hold`, `leak` and `steps` tasks that completed (a test can wait for one): told by the task store
+        # once it holds the task completed, so a GetTask from then on returns the result (the executor's next line
+        # comes sooner)
         self.finished: list[str] = []
         self.finishing: set[str] = set()
         # JSON-RPC calls and open streams in flight now, and the most at once; `hold_calls` parks every call
