@@ -1,8 +1,9 @@
 """The "sending" mark on a watch record: a send that waits for its task, written before the wait.
 
 The remote task exists as soon as the agent returns its id; if the process died during `WaitSeconds`
-with nothing on disk, the result would be lost. So `send` writes the watch record at once, marked as
-sending (state "sending", who sends, until when). While that sender lives, no worker follows the record:
+with nothing on disk, the result would be lost. So `send` writes the watch record before it waits (a task its
+first GetTask finds settled needs none: `RecordWriter`), marked as sending (state "sending", who sends, until
+when). While that sender lives, no worker follows the record:
 the send's own wait decides whether the result goes back in the answer (the record is removed) or to the
 chat (the record becomes a plain watch). A record whose sender died (same host, its process gone, or this
 process restarted) or whose time ran out is an orphan: a worker adopts it and follows the task to a
@@ -152,18 +153,20 @@ def write_sending_now(workspace: Workspace, record: WatchRecord, now: datetime, 
         workspace.lock.release(fd)
 
 
-ASKED_WAIT_SECONDS = 0.05  # at most this long a record waits for its follower's first question to be on the wire
+ASKED_WAIT_SECONDS = 0.05  # at most this long after the send's reply a record waits to be written
 
 
 class RecordWriter:
-    """Writes a send's record (`write_sending`) once: when the follower's first GetTask is written to the agent
-    (`asked`, the callback of `client.telling_when_sent`), when ASKED_WAIT_SECONDS passed, or when the send
-    wants it (`written`), whichever comes first. Written at once, the record's file work went ahead of the
-    question and the answer came that much later (0.5 ms of a 7 ms send); written then, it overlaps the agent's
-    work. A crash in between loses the task just as one before the send's reply would. Started from a callback,
-    not a task of its own waiting on an event: nothing of it runs before the question is out; and in the usual
-    case (`write_sending_now`) it is done in that callback, without a task or a transaction (105 us instead of
-    126 us on the dev machine: CPU the agent's answer, if it comes meanwhile, waits for)."""
+    """Writes a send's record (`write_sending`) once: when the follower's first question of its own is written to
+    the agent (`asked`, the callback of `client.telling_when_sent`), when ASKED_WAIT_SECONDS passed, or when the
+    send wants it (`written`), whichever comes first; or never (`dropped`), when the send's first GetTask found
+    the task settled before any of these. Most sends to a quick agent end so: a record written and removed
+    around that GetTask cost about 0.3 ms of a 4 ms send (the JS agent answers it before the write is done), for
+    a window a crash could hit that is no longer than the send's own round trip, during which a crash loses
+    the task just as one before the send's reply would. That window is bounded: past ASKED_WAIT_SECONDS (a slow
+    GetTask) the record is written. Written when the follower asks, the file work overlaps the agent's. Started
+    from a callback, not a task of its own waiting on an event; in the usual case (`write_sending_now`) done in
+    that callback, without a task or a transaction."""
 
     def __init__(self, workspace: Workspace, record: WatchRecord, clock: Clock, wait_seconds: float) -> None:
         self._args = (workspace, record, clock, wait_seconds)
@@ -194,6 +197,15 @@ class RecordWriter:
             self._task = asyncio.ensure_future(write_sending(workspace, record, now, wait_seconds))
         else:
             self._outcome = (record if done else None), None
+
+    def dropped(self) -> bool:
+        """Give up the write if it has not begun (True: nothing of the record was or will be written); False
+        when it has (`written` says how it went)."""
+        if self._outcome is not None or self._failure is not None or self._task is not None:
+            return False
+        self._started = True
+        self._timer.cancel()
+        return True
 
     async def written(self) -> tuple[WatchRecord | None, FileFormatError | None]:
         """`write_sending`'s outcome, the write started now if it was not yet."""

@@ -221,20 +221,18 @@ class A2ATool:
         if done(reply, stale):  # answered at once: nothing to record
             return await self._finish(reply, entry.name, workspace, target)
         # The task exists from here on: its record goes to pending.json before the wait (issue 11), marked as
-        # sending, so a process dying during the wait leaves a watch a worker adopts. The follower starts
-        # first: the record is written while its first GetTask is on the wire.
+        # sending, so a process dying during the wait leaves a watch a worker adopts; a quick task, ended by the
+        # first GetTask in this task, needs none (`RecordWriter`). Else the follower goes on in a task of its own,
+        # which the watch of the chat takes over when the wait runs out.
         record = self._new_record(conn, reply, target, text, stale, sent_at)
         follower = self._follower(record, workspace)
         recording = RecordWriter(workspace, record, self.clock, self.settings.wait_seconds)
         runner: asyncio.Future[TaskSnapshot] | None = None
         try:
-            with telling_when_sent(recording.asked):  # a task started inside keeps the context it started in
-                # The first GetTask in this task: a quick task ends with it. Else the follower goes on in a task
-                # of its own, which the watch of the chat takes over when the wait runs out.
-                task, failure = await self._check_first(follower, conn, started)
-                if task is None and failure is None:
+            task, failure = await self._check_first(follower, conn, started)
+            if task is None and failure is None:
+                with telling_when_sent(recording.asked):  # a task started inside keeps the context it started in
                     runner = asyncio.ensure_future(follower.follow(conn))
-            if runner is not None:
                 await wait_done(self.clock, runner, self._left(started))
         except BaseException:  # cancelled: the caller gave up, the chat gets the result
             if runner is None:
@@ -242,6 +240,8 @@ class A2ATool:
             written, _ = await asyncio.shield(recording.written())
             await asyncio.shield(hand_over(self.watches, workspace, reply.state, written, follower, runner))
             raise
+        if task is not None and runner is None and recording.dropped():  # settled before a record was due
+            return await self._finish(task, entry.name, workspace, target)
         written, unwritable = await recording.written()
         if runner is not None and runner.done():
             try:

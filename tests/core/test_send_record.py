@@ -181,7 +181,7 @@ async def test_a_quick_task_ends_with_the_first_get_task_in_the_send_s_own_task(
     http, workspace: Workspace, sdk_agent: SdkAgent, monkeypatch
 ) -> None:
     """The follower's first GetTask runs in the send's task (`check_first`): a task that settled by then starts
-    no follower task of its own, and the record written meanwhile is gone when the send answers."""
+    no follower task of its own, and leaves no record when the send answers."""
     write_agents(workspace, entry("echo", sdk_agent))
     firsts: list[str] = []
     runs: list[bool] = []
@@ -235,9 +235,44 @@ async def test_a_wait_that_runs_out_during_the_first_get_task_hands_the_follower
     assert sum(1 for _, path, _ in agent.requests if path == "/.well-known/agent-card.json") == 1
 
 
+@pytest.mark.parametrize("slow", [False, True], ids=["answered-at-once", "answered-past-the-bound"])
+async def test_a_task_the_first_get_task_finds_settled_needs_no_record(
+    http, workspace: Workspace, make_agent, monkeypatch, slow: bool
+) -> None:
+    """A task the send's first GetTask finds settled needs no record: neither pending.json nor its journal is
+    written (a record written and removed around that call cost a quick send about 0.3 ms). The window a crash
+    could hit without a record is bounded: a first GetTask answered later than ASKED_WAIT_SECONDS after the reply
+    finds the record written meanwhile, and it is gone when the send answers."""
+    from a2aconsole.core import sending as sending_module
+
+    if not slow:  # the test holds the GetTask as long as it needs: past the usual bound
+        monkeypatch.setattr(sending_module, "ASKED_WAIT_SECONDS", 60.0)
+    agent = make_agent(streaming=False, push=False)
+    agent.hold_methods = {"GetTask"}  # the first GetTask waits until the task is done and the test lets it go
+    write_agents(workspace, entry("bot", agent))
+    tool = make_tool(http, workspace, wait_seconds=30)
+    send = asyncio.ensure_future(tool.run("send", {"agent": "bot", "message": "hold q1"}, TARGET))
+    try:
+        await eventually(lambda: agent.in_flight["calls"] == 1 and agent.methods[-1] == "GetTask")
+        if slow:
+            await eventually(lambda: bool(sending(workspace)), what="the record, written by the bound")
+        agent.release("q1")
+        await eventually(lambda: len(agent.finished) == 1, what="the agent to finish")
+        agent.release("calls")
+        result = await asyncio.wait_for(send, 10)
+    finally:
+        agent.release("q1")
+        agent.release("calls")
+    assert result["state"] == "completed" and result["text"] == "released q1"
+    assert agent.methods.count("GetTask") == 1  # the first GetTask ended the send
+    assert workspace.read_pending().records == []
+    assert workspace.journal_path.exists() is slow  # the record's add and remove lines; none when never written
+
+
 async def test_a_request_tells_when_it_is_on_the_wire(http, sdk_agent: SdkAgent) -> None:
     """`telling_when_sent`: a request made in its context (or a task started in it) calls back once its body is
-    written to the agent; a request outside does not. A send writes its record then, not ahead of the question.
+    written to the agent; a request outside does not. A send whose follower asks writes its record then, not
+    ahead of the question.
     Once told, the rest of the request (its answer's steps) is not traced."""
     from a2aconsole.core.client import telling_when_sent
 
