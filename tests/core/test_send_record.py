@@ -4,6 +4,7 @@ the workers while the send lives, removed when the answer goes back, a plain wat
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 from collections.abc import AsyncIterator
@@ -267,6 +268,46 @@ async def test_a_task_the_first_get_task_finds_settled_needs_no_record(
     assert agent.methods.count("GetTask") == 1  # the first GetTask ended the send
     assert workspace.read_pending().records == []
     assert workspace.journal_path.exists() is slow  # the record's add and remove lines; none when never written
+
+
+async def test_a_caller_that_gives_up_before_the_record_is_due_leaves_the_watch(
+    http, workspace: Workspace, make_agent, monkeypatch
+) -> None:
+    """The caller gives up (cancelled) while the first GetTask is out, before a record was written: the record is
+    written then, as a plain watch that this process's registry takes over with the follower, and the result
+    reaches the chat."""
+    from a2aconsole.core import sending as sending_module
+
+    monkeypatch.setattr(sending_module, "ASKED_WAIT_SECONDS", 60.0)  # not written by the bound meanwhile
+    agent = make_agent(streaming=False, push=False)
+    agent.hold_methods = {"GetTask"}
+    write_agents(workspace, entry("bot", agent))
+    runs = _count_follows(monkeypatch)
+    tool, registry, clock, delivery = _tool_with_registry(http, workspace)
+    try:
+        send = asyncio.ensure_future(tool.run("send", {"agent": "bot", "message": "hold g1"}, TARGET))
+        await eventually(lambda: agent.in_flight["calls"] == 1 and agent.methods[-1] == "GetTask")
+        assert workspace.read_pending().records == []  # not due yet
+        send.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await send
+        [record] = workspace.read_pending().records
+        assert record.state != "sending" and len(registry) == 1
+        agent.release("g1")
+        await eventually(lambda: len(agent.finished) == 1, what="the agent to finish")
+        agent.release("calls")
+        for step in (15.0, 30.0, 60.0):  # a check that found the task still working naps on the clock
+            with contextlib.suppress(TimeoutError):
+                await eventually(lambda: len(delivery.delivered) == 1, timeout=5, what="the result")
+                break
+            await clock.advance(step)
+        [(target, text)] = await delivery.wait_for(1)
+    finally:
+        agent.release("g1")
+        agent.release("calls")
+        await registry.stop()
+    assert target == TARGET and "released g1" in text
+    assert [sent for _, sent in runs] == [True]  # the send's follower, started as it gave up, went on as the watch
 
 
 async def test_a_request_tells_when_it_is_on_the_wire(http, sdk_agent: SdkAgent) -> None:
