@@ -124,11 +124,13 @@ def deadline(clock: Clock, seconds: float) -> Any:
 
 class _ClockDeadline:
     """`asyncio.timeout` for another clock: a sleeper on it cancels the task, and the exit turns that into
-    TimeoutError (a cancellation from elsewhere stays one)."""
+    TimeoutError (a cancellation from elsewhere stays one). A firing already scheduled when the block ends (the
+    time passed in the turn its call was answered) does nothing: the task has gone on past the block."""
 
     def __init__(self, clock: Clock, seconds: float) -> None:
         self._clock, self._seconds = clock, seconds
         self._fired = False
+        self._exited = False
         self._cancelling = 0
         self._task: asyncio.Task[Any] | None = None
         self._timer: asyncio.Future[None] | None = None
@@ -141,12 +143,13 @@ class _ClockDeadline:
         self._timer.add_done_callback(self._fire)
 
     def _fire(self, timer: asyncio.Future[None]) -> None:
-        if not timer.cancelled() and self._task is not None:
+        if not timer.cancelled() and self._task is not None and not self._exited:
             self._fired = True
             self._task.cancel()
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         assert self._timer is not None and self._task is not None
+        self._exited = True
         self._timer.remove_done_callback(self._fire)
         self._timer.cancel()
         if self._fired and self._task.uncancel() <= self._cancelling and exc_type is asyncio.CancelledError:
