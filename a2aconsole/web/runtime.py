@@ -249,16 +249,19 @@ class Runtime:
                     self.registry.wake(watch_id)
 
     async def aclose(self) -> None:
-        """Stop the registry (records stay), give the leases back and close the shared client."""
+        """Stop the registry (records stay), give the leases back and close the shared client.
+
+        The runtime's own tasks (heartbeat, rescans, wake-ups) end before the lease store closes: a rescan that
+        went on past the store's close opened a Redis connection nobody closed afterwards."""
         if self.files is not None:
             await self.files.stop()
         if self.registry is not None:
             await self.registry.stop()
+        await cancel_and_wait(*self._tasks)
         await self.leases.aclose()
         from a2aconsole.web import broadcast
 
         await broadcast.close()  # the events still queued are written
-        await cancel_and_wait(*self._tasks)
         await self.http.aclose()
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -131,3 +133,64 @@ async def test_a_worker_skips_a_leased_workspace_until_it_gets_the_lease(make_ag
         await close_runtime()
     with _holder(workspace) as after:  # released at stop: another process gets it
         after.communicate("", timeout=30)
+
+
+class _MemoryLeaseStore:
+    """Leases that expire (so the runtime keeps a heartbeat and listens for wake-ups), held in memory; at close it
+    notes which of the runtime's own tasks still run, and whether any call came after the close."""
+
+    def __init__(self) -> None:
+        self.holders: dict[str, str] = {}
+        self.runtime_tasks: set[asyncio.Task[Any]] = set()
+        self.running_at_close: list[asyncio.Task[Any]] | None = None
+
+    def _used(self) -> None:
+        assert self.running_at_close is None, "the lease store was used after it was closed"
+
+    async def take(self, ws: Workspace, holder: str, ttl: float) -> bool:
+        self._used()
+        return self.holders.setdefault(str(ws.root), holder) == holder
+
+    async def give_back(self, ws: Workspace, holder: str) -> None:
+        self._used()
+        if self.holders.get(str(ws.root)) == holder:
+            del self.holders[str(ws.root)]
+
+    async def holder(self, ws: Workspace) -> str | None:
+        self._used()
+        return self.holders.get(str(ws.root))
+
+    async def note_wake(self, ws: Workspace, watch_id: str) -> None:
+        self._used()
+
+    async def take_wakes(self, ws: Workspace) -> list[str]:
+        self._used()
+        return []
+
+    async def aclose(self) -> None:
+        self.running_at_close = [t for t in self.runtime_tasks if not t.done()]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_stopping_worker_ends_its_own_tasks_before_it_closes_the_lease_store(workspace) -> None:
+    """A rescan (or a heartbeat) that went on past the close of the Redis lease store opened a connection nobody
+    closed: CI saw it as an unclosed socket to Redis in a later test."""
+    from a2aconsole.core.config import ClientSettings
+    from a2aconsole.core.lease import HEARTBEAT
+    from a2aconsole.web.runtime import RESCAN_SECONDS, build_runtime
+    from tests.support.watching import SignalClock
+
+    clock = SignalClock()
+    store = _MemoryLeaseStore()
+    rt = build_runtime(client_settings=ClientSettings(), clock=clock)
+    rt.leases = WorkerLeases(store, clock=clock)
+    store.runtime_tasks = rt._tasks
+    try:
+        await rt.start_registry([workspace])
+        assert rt.leases.holds(workspace)
+        await clock.until(lambda s: HEARTBEAT in s and RESCAN_SECONDS in s)  # both asleep, the listener waits
+        assert len([t for t in rt._tasks if not t.done()]) == 3
+    finally:
+        await rt.aclose()
+    assert store.running_at_close == []
+    assert store.holders == {}  # the lease was given back
