@@ -161,22 +161,11 @@ class Follower:
         self.sending = False
         self.wake()
 
-    async def check_first(self, conn: Connection, seconds: float) -> TaskSnapshot | None:
-        """A send's first GetTask, in the send's own task: a quick task ends with it, and a task of its own cost
-        such a send 0.2 ms (tests/bench/send_overhead.py). The task when it settled; None when it did not, or
-        when `seconds` ran out first (`follow(conn)` goes on). Its events are told past the time."""
+    async def saw_first(self, task: TaskSnapshot) -> None:
+        """What the send's first GetTask (`first_check`) found: seen by this follower (its events told), which goes
+        on from it (`follow(conn)` does not ask again at once)."""
         self.sending = True
-        clock = self.host.clock
-        try:
-            if isinstance(clock, SystemClock):  # the call's own timer bounds the wait too
-                current = await conn.get_task(self.record.task_id, within=seconds)
-            else:
-                async with deadline(clock, seconds):
-                    current = await conn.get_task(self.record.task_id)
-        except TimeoutError:
-            return None
-        await self._send_saw(current)
-        return current if self._send_done(current) else None
+        await self._send_saw(task)
 
     async def follow(self, conn: Connection | None = None) -> TaskSnapshot:
         """The task once it settles (past a stale status); WatchEnd when the watch ends without it. With
@@ -206,7 +195,7 @@ class Follower:
 
     async def _send_phase(self, conn: Connection) -> TaskSnapshot | None:
         """The task once it settles, or None when a watch took this follower over meanwhile. A task already seen
-        (`latest`: the send's `check_first` answered) is not asked for again at once."""
+        (`latest`: the send's `first_check`, `saw_first`) is not asked for again at once."""
         self.sending = True
         try:
             if self.latest is None and self._send_done(await self._send_check(conn)):
@@ -572,6 +561,25 @@ def stale_marker(stale: StatusValue) -> dict[str, str]:
     if stale.stamp is not None:
         marker["timestamp"] = stale.timestamp
     return marker
+
+
+async def first_check(
+    conn: Connection, task_id: str, clock: Clock, seconds: float
+) -> tuple[TaskSnapshot | None, Exception | None]:
+    """A send's first GetTask within what is left of its wait (`seconds`), in the send's own task, before any
+    follower: a quick task ends with it (a task of its own cost such a send 0.2 ms, tests/bench/send_overhead.py).
+    The task (None when the wait ran out first), or the failure."""
+    if seconds <= 0:
+        return None, None
+    try:
+        if isinstance(clock, SystemClock):  # the call's own timer bounds the wait too
+            return await conn.get_task(task_id, within=seconds), None
+        async with deadline(clock, seconds):
+            return await conn.get_task(task_id), None
+    except TimeoutError:
+        return None, None
+    except Exception as e:
+        return None, e
 
 
 def done(task: TaskSnapshot, stale: StatusValue | None) -> bool:

@@ -19,6 +19,7 @@ import os
 import secrets
 import socket
 import uuid
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -166,16 +167,31 @@ class RecordWriter:
     the task just as one before the send's reply would. That window is bounded: past ASKED_WAIT_SECONDS (a slow
     GetTask) the record is written. Written when the follower asks, the file work overlaps the agent's. Started
     from a callback, not a task of its own waiting on an event; in the usual case (`write_sending_now`) done in
-    that callback, without a task or a transaction."""
+    that callback, without a task or a transaction.
 
-    def __init__(self, workspace: Workspace, record: WatchRecord, clock: Clock, wait_seconds: float) -> None:
-        self._args = (workspace, record, clock, wait_seconds)
+    `record` may be a function that makes it: called once, when the record is first needed (`record`, or the
+    write), so a send that never needs one does not make it either (a record, its follower and the write's
+    timer were a tenth of the tool's own time in a send to a quick agent)."""
+
+    def __init__(
+        self, workspace: Workspace, record: WatchRecord | Callable[[], WatchRecord], clock: Clock, wait_seconds: float
+    ) -> None:
+        self._workspace, self._clock, self._wait_seconds = workspace, clock, wait_seconds
+        self._record, self._make = (record, None) if isinstance(record, WatchRecord) else (None, record)
         loop = asyncio.get_running_loop()
         self._timer: asyncio.Handle = loop.call_later(ASKED_WAIT_SECONDS, self.asked)
         self._started = False
         self._outcome: tuple[WatchRecord | None, FileFormatError | None] | None = None
         self._failure: Exception | None = None
         self._task: asyncio.Task[tuple[WatchRecord | None, FileFormatError | None]] | None = None
+
+    @property
+    def record(self) -> WatchRecord:
+        """The record (made now, if it was not yet)."""
+        if self._record is None:
+            assert self._make is not None
+            self._record, self._make = self._make(), None
+        return self._record
 
     def asked(self) -> None:
         """Start the write now: on the loop's next turn, after the question is on its way (a call after the
@@ -186,8 +202,8 @@ class RecordWriter:
             self._timer = asyncio.get_running_loop().call_soon(self._write)
 
     def _write(self) -> None:
-        workspace, record, clock, wait_seconds = self._args
-        now = clock.now()
+        workspace, record, wait_seconds = self._workspace, self.record, self._wait_seconds
+        now = self._clock.now()
         try:
             done = write_sending_now(workspace, record, now, wait_seconds)
         except Exception as e:  # told by `written`, as the task's would be

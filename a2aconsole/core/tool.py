@@ -28,7 +28,7 @@ from .config import ClientSettings
 from .connections import ConnectionPool
 from .errors import A2AConsoleError, FileFormatError, ToolError
 from .events import MESSAGE, QUESTION, RESULT, SENT, STATE, EventSink
-from .following import Follower, SendHost, done, stale_marker, stale_status
+from .following import Follower, SendHost, done, first_check, stale_marker, stale_status
 from .pending import WatchRecord
 from .push import remove_push_config
 from .results import (
@@ -222,26 +222,36 @@ class A2ATool:
             return await self._finish(reply, entry.name, workspace, target)
         # The task exists from here on: its record goes to pending.json before the wait (issue 11), marked as
         # sending, so a process dying during the wait leaves a watch a worker adopts; a quick task, ended by the
-        # first GetTask in this task, needs none (`RecordWriter`). Else the follower goes on in a task of its own,
-        # which the watch of the chat takes over when the wait runs out.
-        record = self._new_record(conn, reply, target, text, stale, sent_at)
-        follower = self._follower(record, workspace)
-        recording = RecordWriter(workspace, record, self.clock, self.settings.wait_seconds)
+        # first GetTask in this task, needs none, nor a follower (`RecordWriter`, `first_check`). Else the follower
+        # goes on in a task of its own, which the watch of the chat takes over when the wait runs out.
+        wait = self.settings.wait_seconds
+        recording = RecordWriter(
+            workspace, lambda: self._new_record(conn, reply, target, text, stale, sent_at), self.clock, wait
+        )
+        follower: Follower | None = None
         runner: asyncio.Future[TaskSnapshot] | None = None
         try:
-            task, failure = await self._check_first(follower, conn, started)
+            task, failure = await first_check(conn, reply.id, self.clock, self._left(started))
+            if task is not None and done(task, stale) and recording.dropped():  # settled before a record was due
+                if stale is None or task.state != stale.state:  # news, as its follower would tell it
+                    await self._emit(STATE, workspace, target, entry.name, task.id, task.context_id, state=task.state)
+                return await self._finish(task, entry.name, workspace, target)
+            follower = self._follower(recording.record, workspace)
+            if task is not None:
+                await follower.saw_first(task)
+                task = task if done(task, stale) else None
             if task is None and failure is None:
                 with telling_when_sent(recording.asked):  # a task started inside keeps the context it started in
                     runner = asyncio.ensure_future(follower.follow(conn))
                 await wait_done(self.clock, runner, self._left(started))
         except BaseException:  # cancelled: the caller gave up, the chat gets the result
+            if follower is None:
+                follower = self._follower(recording.record, workspace)
             if runner is None:
                 runner = asyncio.ensure_future(follower.follow(conn))
             written, _ = await asyncio.shield(recording.written())
             await asyncio.shield(hand_over(self.watches, workspace, reply.state, written, follower, runner))
             raise
-        if task is not None and runner is None and recording.dropped():  # settled before a record was due
-            return await self._finish(task, entry.name, workspace, target)
         written, unwritable = await recording.written()
         if runner is not None and runner.done():
             try:
@@ -261,12 +271,13 @@ class A2ATool:
                 return await self._finish(task, entry.name, workspace, target)
             # a worker adopted the record (the wait outlived its sender mark): it delivers to the chat
             return working_answer(entry.name, task.id, task.context_id)
+        assert follower is not None  # made unless the first GetTask ended the send
         task = follower.latest or reply
         if unwritable is not None:
             drop_runner(runner)
             return unwatchable_answer(unwritable, entry.name, task.id, task.context_id)
         if stale is None or task.status != stale:
-            record.extra.pop("staleStatus", None)
+            follower.record.extra.pop("staleStatus", None)
         return await hand_over(self.watches, workspace, task.state, written, follower, runner)
 
     async def _watched_in_context(
@@ -278,18 +289,6 @@ class A2ATool:
     def _left(self, started: float) -> float:
         """What is left of the send's wait (`WaitSeconds` from the send)."""
         return self.settings.wait_seconds - (self.clock.monotonic() - started)
-
-    async def _check_first(
-        self, follower: Follower, conn: Connection, started: float
-    ) -> tuple[TaskSnapshot | None, Exception | None]:
-        """The follower's first GetTask within the wait: the task when it settled, or the failure."""
-        left = self._left(started)
-        if left <= 0:
-            return None, None
-        try:
-            return await follower.check_first(conn, left), None
-        except Exception as e:
-            return None, e
 
     def _follower(self, record: WatchRecord, workspace: Workspace) -> Follower:
         async def emit(kind: str, f: Follower, **kw: Any) -> None:

@@ -181,28 +181,37 @@ async def test_send_follower_goes_on_as_the_watch(http, workspace: Workspace, ma
 async def test_a_quick_task_ends_with_the_first_get_task_in_the_send_s_own_task(
     http, workspace: Workspace, sdk_agent: SdkAgent, monkeypatch
 ) -> None:
-    """The follower's first GetTask runs in the send's task (`check_first`): a task that settled by then starts
-    no follower task of its own, and leaves no record when the send answers."""
+    """The send's first GetTask runs in the send's own task (`first_check`): a task that settled by then needs no
+    follower (nor a task of its own), and leaves no record when the send answers."""
+    from a2aconsole.core import tool as tool_module
+
     write_agents(workspace, entry("echo", sdk_agent))
     firsts: list[str] = []
+    made: list[str] = []
     runs: list[bool] = []
-    check_first, follow = Follower.check_first, Follower.follow
+    first_check, init, follow = tool_module.first_check, Follower.__init__, Follower.follow
 
-    async def first(self: Follower, conn: Any, seconds: float) -> Any:
-        firsts.append(self.record.task_id)
-        return await check_first(self, conn, seconds)
+    async def first(conn: Any, task_id: str, *args: Any) -> Any:
+        firsts.append(task_id)
+        return await first_check(conn, task_id, *args)
+
+    def making(self: Follower, record: Any, *args: Any, **kw: Any) -> None:
+        made.append(record.task_id)
+        init(self, record, *args, **kw)
 
     def counted(self: Follower, conn: Any = None, **kw: Any) -> Any:
         runs.append(conn is not None)
         return follow(self, conn, **kw)
 
-    monkeypatch.setattr(Follower, "check_first", first)
+    monkeypatch.setattr(tool_module, "first_check", first)
+    monkeypatch.setattr(Follower, "__init__", making)
     monkeypatch.setattr(Follower, "follow", counted)
     tool = make_tool(http, workspace, wait_seconds=30)
     for i in range(5):  # a fast agent may still say "submitted" at the first check: then its task goes on
         result = await tool.run("send", {"agent": "echo", "message": f"hello {i}"}, TARGET)
         assert result["state"] == "completed" and workspace.read_pending().records == []
     assert len(firsts) == 5 and len(runs) < 5 and all(runs)
+    assert len(made) == len(runs)  # a follower only for a task that went on
 
 
 async def test_a_wait_that_runs_out_during_the_first_get_task_hands_the_follower_over(
