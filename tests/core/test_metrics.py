@@ -84,3 +84,24 @@ async def test_a_call_its_caller_stops_waiting_for_is_cut_and_not_counted_as_the
         await http.aclose()
     assert sample("a2aconsole_remote_call_seconds_count", agent="slowbot", method="status") == timed + 1
     assert sample("a2aconsole_remote_call_failures_total", agent="slowbot", method="status", kind="timeout") == 1
+
+
+def test_timed_calls_wait_for_a_read_of_the_registry_but_never_pile_up() -> None:
+    """A call only notes its time; the histogram takes the notes in when it is read, or once FOLD_AT wait (a
+    process nobody scrapes keeps no more than that)."""
+    from a2aconsole.core import metrics
+
+    before = sample("a2aconsole_remote_call_seconds_count", agent="foldbot", method="status")
+    for _ in range(3):
+        with metrics.remote_call("foldbot", "status"):
+            pass
+    assert len(metrics._timed) >= 3  # noted, not observed yet
+    assert sample("a2aconsole_remote_call_seconds_count", agent="foldbot", method="status") == before + 3
+    assert len(metrics._timed) == 0  # the read folded them in
+    for _ in range(metrics.FOLD_AT + 5):
+        with metrics.remote_call("foldbot", "status"):
+            pass
+    assert len(metrics._timed) < metrics.FOLD_AT
+    assert sample("a2aconsole_remote_call_seconds_count", agent="foldbot", method="status") == before + 3 + (
+        metrics.FOLD_AT + 5
+    )
