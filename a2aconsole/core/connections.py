@@ -9,12 +9,12 @@ through it failed; a second request for a connection being made joins the one in
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 
 from .agents import AgentEntry
 from .client import Connection, Remote
 from .clock import Clock, SystemClock
+from .files import Signature, file_signature
 from .workspace import AgentsFile, Workspace
 
 _Key = tuple[Path, str]
@@ -35,24 +35,29 @@ class ConnectionPool:
         self._conns: dict[_Key, Connection] = {}
         self._made: dict[_Key, float] = {}  # when each connection's card was fetched (monotonic)
         self._inflight: dict[_Key, tuple[AgentEntry, asyncio.Future[Connection]]] = {}
-        self._agents: dict[Path, tuple[tuple[int, int, int], AgentsFile]] = {}
+        self._agents: dict[Path, tuple[Signature, AgentsFile]] = {}
 
     def agents(self, ws: Workspace) -> AgentsFile:
-        """The workspace's agents.json as it is now: re-read whenever the file's inode, size or mtime moved.
+        """The workspace's agents.json as it is now: re-read whenever the file's inode, size, mtime or ctime moved.
 
         Every watch check looks the agent up afresh; the stat check only spares parsing an unchanged file.
         """
-        try:
-            st = os.stat(ws.agents_path)
-            sig = (st.st_ino, st.st_size, st.st_mtime_ns)
-        except FileNotFoundError:
-            sig = (0, -1, 0)
+        return self.agents_signed(ws)[0]
+
+    def agents_signed(self, ws: Workspace) -> tuple[AgentsFile, Signature]:
+        """`agents`, and the file's signature it was checked by: the tool's call checks the file once, for its
+        agent and for its scrubber's keys (`Scrubbers.for_workspace`)."""
+        sig = file_signature(ws.agents_path)
         cached = self._agents.get(ws.root)
         if cached is not None and cached[0] == sig:
-            return cached[1]
-        af = ws.read_agents()
+            return cached[1], sig
+        try:
+            af = ws.read_agents()
+        except OSError as e:  # e.g. a folder in its place: a file that cannot be used, said as a malformed one is
+            where = ws.relative(ws.agents_path)
+            return AgentsFile(ws.agents_path, [], [], f"{where} cannot be read ({type(e).__name__})", ""), sig
         self._agents[ws.root] = (sig, af)
-        return af
+        return af, sig
 
     async def get(self, ws: Workspace, entry: AgentEntry) -> Connection:
         """A connection for this entry (its card fetched once); raises RemoteError when the agent can't be reached."""

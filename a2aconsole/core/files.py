@@ -116,6 +116,20 @@ _written: dict[Path, tuple[int, int, int]] = {}
 _unseen: set[Path] = set()
 
 
+Signature = tuple[int, int, int, int]  # inode, size, mtime and ctime (ns): a file written or replaced has another
+MISSING: Signature = (0, -1, 0, 0)
+
+
+def file_signature(path: Path) -> Signature:
+    """What the file system says of a file now, one stat: a cache of what the file holds is good while it stays
+    the same; MISSING for a file that is not there (or cannot be looked at)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return MISSING
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def _signature(st: os.stat_result) -> tuple[int, int, int]:
     return st.st_ino, st.st_mtime_ns, st.st_size
 

@@ -67,3 +67,10 @@ async def remove_push_config(conn: Connection, record: WatchRecord, timeout: flo
         )
         return False
     return True
+
+
+async def end_push(conn: Connection, stopped: WatchRecord | None) -> None:
+    """A watch ended here (a status that found its task settled, a cancel): a push watch's agent must stop pushing
+    to it (bounded, best effort)."""
+    if stopped is not None and stopped.source == "push":
+        await remove_push_config(conn, stopped)

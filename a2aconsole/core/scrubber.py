@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .events import Event
+from .files import Signature, file_signature
 from .pending_store import STORE
 from .workspace import Workspace
 
@@ -238,14 +239,6 @@ def _lookahead(ordered: list[str]) -> re.Pattern[str]:
     return re.compile(f"(?=({_either(ordered)}))")
 
 
-def _stat(path: Path) -> tuple[int, int, int, int]:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return (0, -1, 0, 0)
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
 _STRING = r'"([^"\\]*(?:\\.[^"\\]*)*)"'  # a JSON string's body, escapes and all
 
 
@@ -283,8 +276,12 @@ class Scrubbers:
         # per workspace: the files' signatures, then the keys and the tokens the scrubber was built from
         self._cache: dict[Path, tuple[tuple[Any, ...], Scrubber, frozenset[str], frozenset[str]]] = {}
 
-    def for_workspace(self, ws: Workspace) -> Scrubber:
-        agents, pending = _stat(ws.agents_path), _stat(ws.pending_path)
+    def for_workspace(self, ws: Workspace, agents: Signature | None = None) -> Scrubber:
+        """`agents`: agents.json's signature when the caller checked the file (`ConnectionPool.agents_signed`) before
+        anything it scrubs could hold a key of it; else it is checked now."""
+        if agents is None:
+            agents = file_signature(ws.agents_path)
+        pending = file_signature(ws.pending_path)
         cached = self._cache.get(ws.root)
         if cached is not None and cached[0] == (agents, pending):
             return cached[1]

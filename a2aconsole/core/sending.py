@@ -281,6 +281,13 @@ async def become_watch(workspace: Workspace, record: WatchRecord, state: str) ->
     return True
 
 
+def watched_in_context(workspace: Workspace, target: str, agent: str, context_id: str) -> WatchRecord | None:
+    """The chat's watch of a task of `agent` in `context_id`, if any: an agent may refuse a second task in a
+    context whose task is still working, and the send's error then says the result will come by itself."""
+    records = workspace.read_pending().records
+    return next((r for r in records if (r.target, r.agent, r.context_id) == (target, agent, context_id)), None)
+
+
 def working_answer(agent: str, task_id: str, context_id: str) -> dict[str, Any]:
     """The send's answer for a task a watch follows: the result comes to the chat."""
     return {"state": "working", "agent": agent, "taskId": task_id, "contextId": context_id, "note": WORKING_NOTE}

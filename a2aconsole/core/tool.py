@@ -30,7 +30,7 @@ from .errors import A2AConsoleError, FileFormatError, ToolError
 from .events import MESSAGE, QUESTION, RESULT, SENT, STATE, EventSink
 from .following import Follower, SendHost, done, first_check, stale_marker, stale_status
 from .pending import WatchRecord
-from .push import remove_push_config
+from .push import end_push
 from .results import (
     has_files,
     is_interrupted,
@@ -49,6 +49,7 @@ from .sending import (
     new_record,
     unrecord,
     unwatchable_answer,
+    watched_in_context,
     working_answer,
 )
 from .snapshots import StatusValue, TaskSnapshot
@@ -56,7 +57,7 @@ from .tool_args import agent_entry, send_args, task_id_of
 from .tool_events import ToolEvents
 from .tool_schema import ACTIONS
 from .watch_control import PendingFileWatches, WatchControl
-from .workspace import Workspace
+from .workspace import AgentsFile, Workspace
 
 log = logging.getLogger(__name__)
 
@@ -102,10 +103,13 @@ class A2ATool:
     async def run(self, action: str, args: dict[str, Any] | None, chat: ChatTarget) -> dict[str, Any]:
         """Do one action for a chat target; never raises (except cancellation of the caller). The answer is
         scrubbed of the workspace's keys, push tokens and absolute path."""
-        result = await self._run(action, args, chat)
-        return self.scrubbers.for_workspace(chat.workspace)(result)
+        agents, signature = self.pool.agents_signed(chat.workspace)  # one stat: the call's agents and the keys
+        result = await self._run(action, args, chat, agents)
+        return self.scrubbers.for_workspace(chat.workspace, signature)(result)
 
-    async def _run(self, action: str, args: dict[str, Any] | None, chat: ChatTarget) -> dict[str, Any]:
+    async def _run(
+        self, action: str, args: dict[str, Any] | None, chat: ChatTarget, agents: AgentsFile
+    ) -> dict[str, Any]:
         args = dict(args or {})
         agent = args.get("agent") if isinstance(args.get("agent"), str) else ""
         try:
@@ -115,12 +119,12 @@ class A2ATool:
                 return _err(CLIENT_OFF)
             workspace, target = chat.workspace, chat.id
             if action == "agents":
-                return await self._agents(workspace)
+                return await self._agents(workspace, agents)
             if action == "send":
-                return await self._send(workspace, args, target, chat.hops)
+                return await self._send(workspace, args, target, chat.hops, agents)
             if action == "status":
-                return await self._status(workspace, args, target)
-            return await self._cancel(workspace, args, target)
+                return await self._status(workspace, args, target, agents)
+            return await self._cancel(workspace, args, target, agents)
         except (ToolError, RemoteError) as e:
             await self._events.error(chat.workspace, chat.id, agent, args, str(e))
             return _err(str(e))
@@ -135,8 +139,7 @@ class A2ATool:
 
     # agents
 
-    async def _agents(self, workspace: Workspace) -> dict[str, Any]:
-        af = workspace.read_agents()
+    async def _agents(self, workspace: Workspace, af: AgentsFile) -> dict[str, Any]:
         if af.parse_error:
             return _err(f"{af.parse_error}; no agents can be used until the file is fixed")
         listed = await asyncio.gather(*(self._describe(e) for e in af.entries))
@@ -182,9 +185,11 @@ class A2ATool:
 
     # send
 
-    async def _send(self, workspace: Workspace, args: dict[str, Any], target: str, hops: int) -> dict[str, Any]:
+    async def _send(
+        self, workspace: Workspace, args: dict[str, Any], target: str, hops: int, agents: AgentsFile
+    ) -> dict[str, Any]:
         started = self.clock.monotonic()
-        entry = agent_entry(workspace, args, self.pool.agents(workspace))
+        entry = agent_entry(workspace, args, agents)
         text, files, context_id, task_id = send_args(args)
         cap = self.settings.max_file_bytes
         attached = await asyncio.to_thread(read_attachments, workspace, files, cap, self.private_paths) if files else []
@@ -197,7 +202,7 @@ class A2ATool:
             if e.kind in ("network", "protocol", "card"):
                 self.pool.forget(workspace, entry.name)
             if context_id and e.kind in ("rpc", "protocol", "unsupported"):
-                busy = await self._watched_in_context(workspace, target, entry.name, context_id)
+                busy = watched_in_context(workspace, target, entry.name, context_id)
                 if busy is not None:
                     raise ToolError(
                         f'{e}. This chat already watches task {busy.task_id} of "{entry.name}" in context '
@@ -280,12 +285,6 @@ class A2ATool:
             follower.record.extra.pop("staleStatus", None)
         return await hand_over(self.watches, workspace, task.state, written, follower, runner)
 
-    async def _watched_in_context(
-        self, workspace: Workspace, target: str, agent: str, context_id: str
-    ) -> WatchRecord | None:
-        records = workspace.read_pending().records
-        return next((r for r in records if (r.target, r.agent, r.context_id) == (target, agent, context_id)), None)
-
     def _left(self, started: float) -> float:
         """What is left of the send's wait (`WaitSeconds` from the send)."""
         return self.settings.wait_seconds - (self.clock.monotonic() - started)
@@ -328,8 +327,10 @@ class A2ATool:
 
     # status
 
-    async def _status(self, workspace: Workspace, args: dict[str, Any], target: str) -> dict[str, Any]:
-        entry = agent_entry(workspace, args, self.pool.agents(workspace))
+    async def _status(
+        self, workspace: Workspace, args: dict[str, Any], target: str, agents: AgentsFile
+    ) -> dict[str, Any]:
+        entry = agent_entry(workspace, args, agents)
         task_id = task_id_of(args, "status")
         conn = await self.pool.get(workspace, entry)
         try:
@@ -345,21 +346,17 @@ class A2ATool:
             except FileFormatError as e:
                 out["warning"] = f"{e}; a watch of this task may still deliver its result"
             else:
-                await self._end_push(conn, stopped)
+                await end_push(conn, stopped)
         return out
-
-    @staticmethod
-    async def _end_push(conn: Connection, stopped: WatchRecord | None) -> None:
-        """The watch ended here: the agent must stop pushing to it (bounded, best effort)."""
-        if stopped is not None and stopped.source == "push":
-            await remove_push_config(conn, stopped)
 
     # cancel
 
-    async def _cancel(self, workspace: Workspace, args: dict[str, Any], target: str) -> dict[str, Any]:
+    async def _cancel(
+        self, workspace: Workspace, args: dict[str, Any], target: str, agents: AgentsFile
+    ) -> dict[str, Any]:
         """Stop the watch first (so a `canceled` outcome is never delivered later), then CancelTask; put the
         watch back when the cancel does not go through."""
-        entry = agent_entry(workspace, args, self.pool.agents(workspace))
+        entry = agent_entry(workspace, args, agents)
         task_id = task_id_of(args, "cancel")
         warning = None
         try:
@@ -374,7 +371,7 @@ class A2ATool:
                 if e.kind not in ("not_cancelable", "terminal"):
                     raise
                 task = await conn.get_task(task_id)
-                await self._end_push(conn, stopped)
+                await end_push(conn, stopped)
                 out = await self._finish(task, entry.name, workspace, target)
                 out["note"] = f"the task had already finished ({out['state']}); it was not canceled"
                 if warning:
@@ -389,7 +386,7 @@ class A2ATool:
             if stopped is not None:
                 await asyncio.shield(self.watches.rearm(workspace, stopped))
             raise
-        await self._end_push(conn, stopped)
+        await end_push(conn, stopped)
         out = await self._finish(task, entry.name, workspace, target)
         if stopped is not None:
             out["note"] = "canceled; the watch of this task ended"

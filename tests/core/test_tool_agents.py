@@ -87,6 +87,18 @@ async def test_agents_malformed_file_reports_file(http, workspace: Workspace) ->
     assert str(workspace.root) not in json.dumps(result)
 
 
+async def test_an_agents_file_that_cannot_be_read_is_named_in_a_clear_error(http, workspace: Workspace) -> None:
+    """A folder where agents.json should be (or a file that cannot be read): every action says which file and
+    why, as for a malformed one, and nothing is sent."""
+    workspace.agents_path.mkdir(parents=True)
+    tool = make_tool(http, workspace)
+    for action, args in (("agents", {}), ("send", {"agent": "x", "message": "hi"}), ("status", {"agent": "x"})):
+        result = await tool.run(action, args, TARGET)
+        assert result["error"].startswith(".volcanic/a2a/agents.json cannot be read (IsADirectoryError)"), result
+        assert "no agents can be used until the file is fixed" in result["error"]
+        assert str(workspace.root) not in json.dumps(result)
+
+
 async def test_agents_invalid_entry_listed_as_problem(http, workspace: Workspace, agent: TestAgent) -> None:
     workspace.agents_path.parent.mkdir(parents=True, exist_ok=True)
     workspace.agents_path.write_text(
