@@ -547,12 +547,12 @@ class Connection:
             req.history_length = history_length
         return await self._bounded(self._client(False).get_task(req, context=self._ctx()), "status", within)
 
-    async def get_task(
-        self, task_id: str, history_length: int | None = None, *, within: float | None = None
-    ) -> TaskSnapshot:
-        """GetTask: the task as the core reads it (without its history's ids: only a send's reply needs them).
-        `within`: the caller's own bound in real seconds, TimeoutError when it runs out first (`_bounded`)."""
-        return task_snapshot(await self._get_task(task_id, history_length, within), history=False)
+    async def get_task(self, task_id: str, *, within: float | None = None) -> TaskSnapshot:
+        """GetTask: the task as the core reads it, asked without its history (`historyLength` 0): the core reads
+        a GetTask's status and artifacts only, while the history grows with the conversation (a file the user
+        sent is in it) and could outgrow the answer budget, ending a watch over a small result. `within`: the
+        caller's own bound in real seconds, TimeoutError when it runs out first (`_bounded`)."""
+        return task_snapshot(await self._get_task(task_id, 0, within), history=False)
 
     async def get_task_json(self, task_id: str) -> dict[str, Any]:
         """GetTask, the task as the agent's JSON says it (what the console's task page shows raw)."""

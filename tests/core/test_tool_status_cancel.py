@@ -10,13 +10,16 @@ from collections.abc import AsyncIterator, Callable
 import httpx
 import pytest
 
-from a2aconsole.core.client import new_http_client
+from a2aconsole.core.attachments import Attachment
+from a2aconsole.core.client import Remote, new_http_client, outgoing_message
 from a2aconsole.core.clock import FakeClock
 from a2aconsole.core.events import QUESTION, RESULT, SENT, MemorySink
 from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.snapshots import TaskSnapshot
 from a2aconsole.core.workspace import Workspace
 from tests.support.js_agents import SdkAgent
 from tests.support.toolkit import TARGET, RecordingWatches, entry, make_tool, write_agents
+from tests.support.watching import eventually
 
 
 @pytest.fixture
@@ -42,6 +45,27 @@ async def test_status_returns_task(http, workspace: Workspace, sdk_agent: SdkAge
     status = await tool.run("status", {"agent": "echo", "taskId": sent["taskId"]}, TARGET)
     assert status == sent  # the same shape as a finished send (the file is not saved twice)
     assert status["files"] == ["inbox/a2a/echo/report.pdf"]
+
+
+async def test_a_task_whose_history_outgrew_the_answer_budget_is_still_checked(
+    workspace: Workspace, sdk_agent: SdkAgent, remote: Remote
+) -> None:
+    """The core asks GetTask for no history (`historyLength` 0), which it never reads: a task whose conversation
+    holds a 60 KB file the user sent (the JS agent takes requests up to 100 KB) is checked within a 32 KB answer
+    budget, and its small result read (asked with its history, the answer was refused as too big, and a watch
+    of it would have ended so). An owner's budget is megabytes; so can a long conversation be."""
+    write_agents(workspace, entry("echo", sdk_agent))
+    echo = workspace.read_agents().get("echo")
+    assert echo is not None
+    conn = await remote.connect(echo)  # the test's own client, with the usual budget
+    big = Attachment("notes.bin", "application/octet-stream", b"\x00" * (60 * 1024))
+    task = await conn.send(outgoing_message("hold hist", [big], "", "", {}))
+    assert isinstance(task, TaskSnapshot)
+    sdk_agent.release("hist")
+    await eventually(lambda: task.id in sdk_agent.finished, what="the agent to finish")
+    async with new_http_client(max_response_bytes=32 * 1024) as small:
+        status = await make_tool(small, workspace).run("status", {"agent": "echo", "taskId": task.id}, TARGET)
+    assert status.get("state") == "completed" and status["text"] == "released hist", status
 
 
 async def test_status_of_running_task_keeps_watch(http, workspace: Workspace, sdk_agent: SdkAgent) -> None:
