@@ -521,10 +521,13 @@ class Connection:
                 raise translate(e, self.entry.name, action) from None
 
     async def send(self, message: OutgoingMessage) -> TaskSnapshot | MessageValue:
-        """SendMessage with returnImmediately; the task (or a message-only reply)."""
-        req = SendMessageRequest(
-            message=_sdk_message(message), configuration=SendMessageConfiguration(return_immediately=True)
-        )
+        """SendMessage with returnImmediately; the task (or a message-only reply). A new task's reply is asked
+        without its history (`historyLength` 0), which would only echo the message and its files back; a reply
+        to a follow-up keeps it: a stale one is told by its history (`following.stale_status`)."""
+        config = SendMessageConfiguration(return_immediately=True)
+        if not message.task_id:
+            config.history_length = 0
+        req = SendMessageRequest(message=_sdk_message(message), configuration=config)
 
         async def run() -> TaskSnapshot | MessageValue:
             last: StreamResponse | None = None

@@ -7,10 +7,10 @@ On both SDKs' agents in turn (the Python one in its own process, the `@a2a-js/sd
 conditions. The tool reads agents.json, builds the message, sends with returnImmediately, writes the
 task's record before the wait (and removes it after: issue 11), checks the task with GetTask and builds
 the outcome. The baseline (issue 10's target: at most 1.1x) is the bare client doing the same wire calls with
-the same message (the text and the hop count), returnImmediately + GetTask without the task's history (as the
-tool asks it; again at once while the task is not done yet: on a fast agent the first GetTask often finds it still
-submitted, without the answer), over a client built once from the card; the shortest way the SDK gets an answer,
-one blocking SendMessage, is printed beside it.
+the same message (the text and the hop count), returnImmediately + GetTask, both without the task's history (as
+the tool asks them; GetTask again at once while the task is not done yet: on a fast agent the first one often
+finds it still submitted, without the answer), over a client built once from the card; the shortest way the SDK
+gets an answer, one blocking SendMessage, is printed beside it.
 With `--watches W`, the workspace's pending.json holds W watches of other chats first (an owner's size: each
 send's record is written beside them).
 """
@@ -93,7 +93,8 @@ async def main(n: int, url: str, label: str, watches: int = 0) -> None:
     async def via_bare_same_wire(i: int) -> None:
         """returnImmediately, then GetTask until the answer is there: a GetTask that finds the task still
         submitted or working (the agent had not run it yet) has no answer, so a bare client asks again."""
-        req = SendMessageRequest(message=message(i), configuration=SendMessageConfiguration(return_immediately=True))
+        config = SendMessageConfiguration(return_immediately=True, history_length=0)
+        req = SendMessageRequest(message=message(i), configuration=config)
         async for ev in client.send_message(req):
             task = ev.task
         while (await client.get_task(GetTaskRequest(id=task.id, history_length=0))).status.state != 3:  # COMPLETED

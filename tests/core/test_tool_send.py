@@ -288,6 +288,17 @@ async def test_send_files_argument_sent_as_parts(http, workspace: Workspace, sdk
     assert pic["filename"] == "pic.png" and pic["mediaType"] == "image/png"
 
 
+async def test_a_new_task_s_reply_does_not_echo_the_files_sent(workspace: Workspace, sdk_echo: SdkAgent) -> None:
+    """A new task's reply is asked without its history (`historyLength` 0): the files just sent do not come
+    back in it. With an answer budget under the files' size (MaxResponseBytes below MaxFileBytes) the reply was
+    refused as too big, and the task the agent had started was followed by nobody."""
+    (workspace.root / "notes.bin").write_bytes(b"\x00" * (50 * 1024))  # the JS agent takes requests up to 100 KB
+    args = {"agent": "echo", "message": "hello", "files": ["notes.bin"]}
+    async with new_http_client(max_response_bytes=32 * 1024) as small:
+        result = await make_tool(small, workspace, max_file_bytes=64 * 1024).run("send", args, TARGET)
+    assert result.get("state") == "completed" and result["text"] == "echo: hello", result
+
+
 @pytest.fixture
 def outside(tmp_path: Path) -> Path:
     p = tmp_path / "secret.txt"
