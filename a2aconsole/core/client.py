@@ -89,6 +89,9 @@ MAX_CARD_BYTES = 1024 * 1024  # real cards are a few KB; a bigger one is a mista
 MAX_CONNECTIONS = STREAMS_TOTAL + CALLS_TOTAL + 64
 
 
+FOLLOW_UP_HISTORY = 2  # the messages a follow-up's reply carries: the question it answers and the answer
+
+
 def outgoing_message(
     text: str, files: list[Attachment], context_id: str, task_id: str, metadata: dict[str, Any]
 ) -> OutgoingMessage:
@@ -521,10 +524,12 @@ class Connection:
                 raise translate(e, self.entry.name, action) from None
 
     async def send(self, message: OutgoingMessage) -> TaskSnapshot | MessageValue:
-        """SendMessage with returnImmediately; the task (or a message-only reply). A new task's reply is asked
-        without its history (`historyLength` 0), which would only echo the message and its files back; a reply
-        to a follow-up keeps it: a stale one is told by its history (`following.stale_status`)."""
-        config = SendMessageConfiguration(return_immediately=True)
+        """SendMessage with returnImmediately; the task (or a message-only reply). The reply is asked without the
+        task's history (`historyLength` 0), which would only echo the messages and their files back (a long
+        conversation's could outgrow the answer budget, and the task be followed by nobody), except a follow-up's
+        last FOLLOW_UP_HISTORY messages: a stale reply is told by its question coming before the message sent
+        (`following.stale_status`), its last two."""
+        config = SendMessageConfiguration(return_immediately=True, history_length=FOLLOW_UP_HISTORY)
         if not message.task_id:
             config.history_length = 0
         req = SendMessageRequest(message=_sdk_message(message), configuration=config)

@@ -6,15 +6,19 @@ import asyncio
 import base64
 import os
 from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
-from a2aconsole.core.client import new_http_client
+from a2aconsole.core.client import Remote, new_http_client, outgoing_message
 from a2aconsole.core.clock import FakeClock
 from a2aconsole.core.events import STATE, MemorySink
+from a2aconsole.core.following import stale_status
 from a2aconsole.core.results import WORKING_NOTE
+from a2aconsole.core.snapshots import TaskSnapshot
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import PDF_BYTES, TestAgent
 from tests.support.js_agents import SdkAgent
@@ -297,6 +301,49 @@ async def test_a_new_task_s_reply_does_not_echo_the_files_sent(workspace: Worksp
     async with new_http_client(max_response_bytes=32 * 1024) as small:
         result = await make_tool(small, workspace, max_file_bytes=64 * 1024).run("send", args, TARGET)
     assert result.get("state") == "completed" and result["text"] == "echo: hello", result
+
+
+async def test_a_long_conversation_s_reply_carries_only_its_last_turn(workspace: Workspace, sdk_echo: SdkAgent) -> None:
+    """A follow-up's reply carries the task's last two messages (the question and the answer sent), not the
+    whole conversation: two 50 KB files sent in turn fit a 96 KB answer budget (the whole history, both files,
+    did not: the answer's reply was refused and the task, answered, was followed by nobody)."""
+    for name in ("first.bin", "second.bin"):
+        (workspace.root / name).write_bytes(b"\x00" * (50 * 1024))  # the JS agent takes requests up to 100 KB
+    async with new_http_client(max_response_bytes=96 * 1024) as small:
+        tool = make_tool(small, workspace, max_file_bytes=64 * 1024)
+        asked = await tool.run("send", {"agent": "echo", "message": "ask", "files": ["first.bin"]}, TARGET)
+        assert asked.get("state") == "input-required", asked
+        args = {"agent": "echo", "message": "blue", "files": ["second.bin"], "taskId": asked["taskId"]}
+        answered = await tool.run("send", args, TARGET)
+    assert answered.get("state") == "completed" and answered["text"] == "got answer: blue", answered
+
+
+async def test_a_stale_reply_is_told_by_the_last_two_messages_alone(
+    workspace: Workspace, sdk_agent: SdkAgent, remote: Remote
+) -> None:
+    """The last two messages a follow-up's reply carries are the question and the answer sent, so a stale reply
+    (the JS agent's) is told by its history, not by the fallback on timestamps (here made to say "not stale")."""
+    write_agents(workspace, entry("echo", sdk_agent))
+    echo = workspace.read_agents().get("echo")
+    assert echo is not None
+    conn = await remote.connect(echo)
+    asked = await conn.send(outgoing_message("ask", [], "", "", {}))
+    assert isinstance(asked, TaskSnapshot)
+    await eventually(lambda: _state(conn, asked.id, "input-required"), what="the question")
+    answer = outgoing_message("hold st", [], asked.context_id, asked.id, {})
+    reply = await conn.send(answer)
+    sdk_agent.release("st")
+    assert isinstance(reply, TaskSnapshot) and reply.history_ids[-1] == answer.message_id
+    if sdk_agent.sdk == "python":  # this one answers with the task already working
+        assert reply.state == "working"
+        return
+    assert reply.state == "input-required" and reply.status.message is not None
+    assert reply.history_ids == (reply.status.message.message_id, answer.message_id)
+    assert stale_status(reply, answer, datetime(1970, 1, 1, tzinfo=UTC)) == reply.status
+
+
+async def _state(conn: Any, task_id: str, state: str) -> bool:
+    return (await conn.get_task(task_id)).state == state
 
 
 @pytest.fixture
