@@ -582,6 +582,13 @@ async def first_check(
         return None, e
 
 
+def told_already(stale: StatusValue | None) -> str:
+    """The state a send's history already holds when its first check comes: none, so the first state seen is news
+    (an answer's reply already says `working`: without that, nothing told the question was answered until the
+    task moved again), or a stale reply's, the old question's, not told again."""
+    return stale.state if stale is not None else ""
+
+
 def done(task: TaskSnapshot, stale: StatusValue | None) -> bool:
     """Settled, and not the stale status a follow-up's reply still showed (the task has to move on first)."""
     return is_settled(task.state) and (stale is None or task.status != stale)

@@ -28,7 +28,7 @@ from .config import ClientSettings
 from .connections import ConnectionPool
 from .errors import A2AConsoleError, FileFormatError, ToolError
 from .events import MESSAGE, QUESTION, RESULT, SENT, STATE, EventSink
-from .following import Follower, SendHost, done, first_check, stale_marker, stale_status
+from .following import Follower, SendHost, done, first_check, stale_marker, stale_status, told_already
 from .pending import WatchRecord
 from .push import end_push
 from .results import (
@@ -238,10 +238,10 @@ class A2ATool:
         try:
             task, failure = await first_check(conn, reply.id, self.clock, self._left(started))
             if task is not None and done(task, stale) and recording.dropped():  # settled before a record was due
-                if stale is None or task.state != stale.state:  # news, as its follower would tell it
+                if task.state != told_already(stale):  # news, as its follower would tell it
                     await self._emit(STATE, workspace, target, entry.name, task.id, task.context_id, state=task.state)
                 return await self._finish(task, entry.name, workspace, target)
-            follower = self._follower(recording.record, workspace)
+            follower = self._follower(recording.record, workspace, stale)
             if task is not None:
                 await follower.saw_first(task)
                 task = task if done(task, stale) else None
@@ -251,7 +251,7 @@ class A2ATool:
                 await wait_done(self.clock, runner, self._left(started))
         except BaseException:  # cancelled: the caller gave up, the chat gets the result
             if follower is None:
-                follower = self._follower(recording.record, workspace)
+                follower = self._follower(recording.record, workspace, stale)
             if runner is None:
                 runner = asyncio.ensure_future(follower.follow(conn))
             written, _ = await asyncio.shield(recording.written())
@@ -289,18 +289,14 @@ class A2ATool:
         """What is left of the send's wait (`WaitSeconds` from the send)."""
         return self.settings.wait_seconds - (self.clock.monotonic() - started)
 
-    def _follower(self, record: WatchRecord, workspace: Workspace) -> Follower:
+    def _follower(self, record: WatchRecord, workspace: Workspace, stale: StatusValue | None) -> Follower:
         async def emit(kind: str, f: Follower, **kw: Any) -> None:
             rec = f.record
             await self._emit(kind, workspace, rec.target, rec.agent, rec.task_id, rec.context_id, **kw)
 
         host = SendHost(self.pool, self.settings, self.clock, emit if self.events is not None else None)
         follower = Follower(record, workspace, float("inf"), host)
-        if "staleStatus" not in record.extra:
-            # the first state it sees is news to the history, the reply's own too (an answer's reply already says
-            # `working`: without this, nothing told that the question was answered until the task moved again).
-            # A stale reply's state is the old question's: not news, and not told again.
-            follower.state = ""
+        follower.state = told_already(stale)  # not the record's: it may be marked "sending" by now
         return follower
 
     async def _finish(self, task: TaskSnapshot, agent: str, workspace: Workspace, target: str) -> dict[str, Any]:

@@ -176,6 +176,42 @@ async def test_an_answer_s_first_state_is_told_and_a_stale_one_is_not(
     sdk_echo.release("q2")
 
 
+async def test_a_stale_question_is_not_told_when_the_record_came_before_the_first_get_task(
+    http, workspace: Workspace, sdk_echo: SdkAgent, monkeypatch
+) -> None:
+    """The same, when the first GetTask is answered only after the record was written (past the 50 ms bound):
+    the follower made then starts from the reply's state, not from the record's "sending" mark."""
+    from a2aconsole.core import tool as tool_module
+
+    real_first_check = tool_module.first_check
+    answered: list[Any] = []
+
+    async def after_the_record(*args: Any) -> Any:
+        await eventually(lambda: workspace.read_pending().records, what="the record written by the timer")
+        answered.append(await real_first_check(*args))
+        return answered[-1]
+
+    sink = MemorySink()
+    clock = FakeClock()
+    tool = make_tool(http, workspace, clock=clock, events=sink)
+    asked = await tool.run("send", {"agent": "echo", "message": "ask"}, TARGET)
+    told = len(sink.events)
+    monkeypatch.setattr(tool_module, "first_check", after_the_record)
+    run = asyncio.create_task(
+        tool.run("send", {"agent": "echo", "message": "hold q3", "taskId": asked["taskId"]}, TARGET)
+    )
+    await eventually(lambda: answered, what="the first GetTask's answer")
+    assert answered[0][0] is not None and answered[0][0].state == (
+        "working" if sdk_echo.sdk == "python" else "input-required"
+    )
+    await clock.wait_for_sleepers(1)  # the send's wait, past the first GetTask
+    await clock.advance(5)
+    assert (await asyncio.wait_for(run, 10))["state"] == "working"
+    states = [e.state for e in sink.events[told:] if e.kind == STATE]
+    assert states == (["working"] if sdk_echo.sdk == "python" else []), states
+    sdk_echo.release("q3")
+
+
 async def test_send_failed_task_returns_reason(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
     result = await make_tool(http, workspace).run("send", {"agent": "echo", "message": "fail"}, TARGET)
     assert result["state"] == "failed" and result["text"] == "boom: cannot do that"
