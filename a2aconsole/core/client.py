@@ -529,9 +529,8 @@ class Connection:
         conversation's could outgrow the answer budget, and the task be followed by nobody), except a follow-up's
         last FOLLOW_UP_HISTORY messages: a stale reply is told by its question coming before the message sent
         (`following.stale_status`), its last two."""
-        config = SendMessageConfiguration(return_immediately=True, history_length=FOLLOW_UP_HISTORY)
-        if not message.task_id:
-            config.history_length = 0
+        history = FOLLOW_UP_HISTORY if message.task_id else 0
+        config = SendMessageConfiguration(return_immediately=True, history_length=history)
         req = SendMessageRequest(message=_sdk_message(message), configuration=config)
 
         async def run() -> TaskSnapshot | MessageValue:

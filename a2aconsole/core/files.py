@@ -124,9 +124,12 @@ def file_signature(path: Path) -> Signature:
     """What the file system says of a file now, one stat: a cache of what the file holds is good while it stays
     the same; MISSING for a file that is not there (or cannot be looked at)."""
     try:
-        st = os.stat(path)
+        return stat_signature(os.stat(path))
     except OSError:
         return MISSING
+
+
+def stat_signature(st: os.stat_result) -> Signature:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 

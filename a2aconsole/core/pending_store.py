@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import pending_journal
 from .errors import FileFormatError
-from .files import append_locked, read_bytes, version_of, write_locked
+from .files import Signature, append_locked, read_bytes, stat_signature, version_of, write_locked
 from .pending import WatchRecord, parse_pending
 from .pending_journal import journal_ops, line
 from .pending_keys import WatchKeys
@@ -32,7 +32,6 @@ from .pending_tx import PendingTx, own_copy
 if TYPE_CHECKING:
     from .workspace import Workspace
 
-_Sig = tuple[int, int, int, int]  # inode, size, mtime and ctime (ns): a file changed or replaced since
 # what the journal does to the file's records: added (in order), removed (ids), replaced
 _Overlay = tuple[dict[str, WatchRecord], set[str], dict[str, WatchRecord]]
 # a record, its JSON, its text in the file, and whether it is plain (only plain records' JSON can be trusted
@@ -42,16 +41,12 @@ _TOKEN = "pushToken"
 _PLAIN = (str, type(None))  # 1 == True == 1.0 but their JSON differs: numbers are not kept
 
 
-def file_sig(path: Path) -> _Sig | None:
+def file_sig(path: Path) -> Signature | None:
     try:
         st = os.stat(path)
     except FileNotFoundError:
         return None
-    return _sig(st)
-
-
-def _sig(st: os.stat_result) -> _Sig:
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return stat_signature(st)
 
 
 @dataclass
@@ -59,7 +54,7 @@ class Cache:
     """What this process knows of one `pending.json`: its records and their index (in file order), and their
     texts, one for one (None when not known, or when ids repeat), and which of those are not plain."""
 
-    sig: _Sig | None
+    sig: Signature | None
     records: list[WatchRecord]
     index: dict[str, WatchRecord]
     texts: dict[str, _Text] | None = None
@@ -67,7 +62,7 @@ class Cache:
     # the journal as this process last read or wrote it, and what it does to the records (added, removed,
     # replaced): a send parses no line, only lines another process appended since
     journal: bytes = b""
-    journal_sig: _Sig | None = None  # its signature then (None: not known)
+    journal_sig: Signature | None = None  # its signature then (None: not known)
     overlay: _Overlay = ({}, set(), {})
     journal_dirty: bool = False
     keys: WatchKeys | None = None  # `records` by watch key: built when first asked, then kept in step by `_fold`
@@ -111,7 +106,7 @@ class PendingStore:
         self._caches: dict[Path, Cache] = {}
         # each file's push tokens as of a signature: still known while a transaction holds the cache (a batch of
         # the watches writes for milliseconds, in a thread, and the scrubber asks meanwhile)
-        self._tokens: dict[Path, tuple[_Sig | None, frozenset[str]]] = {}
+        self._tokens: dict[Path, tuple[Signature | None, frozenset[str]]] = {}
 
     def forget(self, ws: Workspace) -> None:
         self._caches.pop(ws.pending_path, None)
@@ -185,7 +180,7 @@ class PendingStore:
         """Append `data` (lines of this process) to the journal and keep the cache with the journal's new effect
         (`overlay`). The cache is taken while the file changes: a failed write leaves none behind."""
         del self._caches[ws.pending_path]
-        cache.journal_sig = _sig(append_locked(ws.journal_path, data))
+        cache.journal_sig = stat_signature(append_locked(ws.journal_path, data))
         cache.journal += data
         cache.overlay = overlay
         self._caches[ws.pending_path] = cache
@@ -212,7 +207,7 @@ class PendingStore:
         self._append(ws, cache, data, ({**added, own.watch_id: own}, removed, replaced))
         return True
 
-    def push_tokens(self, ws: Workspace, sig: _Sig) -> frozenset[str] | None:
+    def push_tokens(self, ws: Workspace, sig: Signature) -> frozenset[str] | None:
         """The push tokens of the records of `pending.json` when this process knows the file as it is (`sig`, its
         `file_sig` now): the same object while no commit changed a token. None when it does not (another
         process wrote the file, or it is malformed): the caller reads the file. Read without the lock: a cache is
@@ -285,7 +280,7 @@ class PendingStore:
         if cache is None:
             return
         if appended is not None:
-            cache.journal_sig = _sig(appended)
+            cache.journal_sig = stat_signature(appended)
         else:
             cache.journal_sig = file_sig(ws.journal_path) if commit.writes else tx.journal_sig
         if (commit.truncate or commit.data is not None) and not commit.append:
