@@ -73,7 +73,22 @@ class BoundedStream(httpx.AsyncByteStream):
             yield chunk
 
     async def aclose(self) -> None:
-        await self.inner.aclose()
+        """Close the body and let go of it. httpx's response and its body stream refer to each other: a cycle only
+        the garbage collector frees, with the request and connection objects it holds (about 100 per call, so a
+        collection of ~0.25 ms every few sends to a quick agent). Let go here, a read response is freed at once."""
+        inner, self.inner = self.inner, _CLOSED
+        await inner.aclose()
+
+
+class _Closed(httpx.AsyncByteStream):
+    """The body of a closed response: httpx reads no further (`StreamClosed`), nor does this."""
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        raise httpx.StreamClosed()
+        yield b""  # an async generator, as the interface is
+
+
+_CLOSED = _Closed()
 
 
 def bound_answers(limit: int) -> Any:

@@ -257,13 +257,14 @@ async def _guard_key(request: httpx.Request) -> None:
             request.headers.pop(h, None)
 
 
-def new_http_client(max_response_bytes: int | None = None) -> httpx.AsyncClient:
-    """The process's shared client: no redirects followed, keepalive pool, the key guard, and every answer
-    read within `max_response_bytes` (default: `ClientSettings().response_limit`)."""
+def new_http_client(max_response_bytes: int | None = None, call_timeout: float = 60.0) -> httpx.AsyncClient:
+    """The process's shared client: no redirects followed, keepalive pool, the key guard, every answer read
+    within `max_response_bytes` (default: `ClientSettings().response_limit`), and each phase of a call (connect,
+    each read, each write) within `call_timeout`, the remote calls' (`Remote`; each call is also bounded whole)."""
     limit = max_response_bytes or ClientSettings().response_limit
     return httpx.AsyncClient(
         follow_redirects=False,
-        timeout=httpx.Timeout(60.0, connect=10.0),
+        timeout=httpx.Timeout(call_timeout),
         limits=httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS),
         headers={"A2A-Version": "1.0", "Accept-Encoding": "identity"},
         event_hooks={"request": [_guard_key, _tell_sent], "response": [bound_answers(limit)]},
@@ -484,23 +485,23 @@ class Connection:
             self._clients[streaming] = c
         return c
 
-    def _ctx(self, timeout: float | None = None) -> ClientCallContext:
-        """The call's context: the key's headers and the call timeout. Built once for the usual timeout (the SDK
-        only reads it: only its auth interceptor, which we do not use, writes into one), and without pydantic's
-        validation of what is ours already; both were a share of each send's overhead."""
-        if timeout is None:
-            if self._default_ctx is None:
-                self._default_ctx = self._new_ctx(self.remote.call_timeout)
-            return self._default_ctx
-        return self._new_ctx(timeout)
-
-    def _new_ctx(self, timeout: float) -> ClientCallContext:
-        # read-only mappings: a shared context that something tried to write into would fail loudly
-        return ClientCallContext.model_construct(
-            state=MappingProxyType({}),
-            service_parameters=MappingProxyType(key_headers(self.entry, self.card.sdk_card)),
-            timeout=timeout,
-        )
+    def _ctx(self) -> ClientCallContext:
+        """The calls' context: the key's headers and the per-phase timeout (connect, read, write: a stream's gaps),
+        which the http client's own default already is when made for the call timeout (`new_http_client`): the
+        SDK then builds no timeout of its own on every call. Built once (the SDK only reads it: only its auth
+        interceptor, which we do not use, writes into one), without pydantic's validation of what is ours already;
+        each was a share of a send's overhead."""
+        if self._default_ctx is None:
+            timeout: float | None = self.remote.call_timeout
+            if self.remote.http.timeout == httpx.Timeout(timeout):
+                timeout = None
+            # read-only mappings: a shared context that something tried to write into would fail loudly
+            self._default_ctx = ClientCallContext.model_construct(
+                state=MappingProxyType({}),
+                service_parameters=MappingProxyType(key_headers(self.entry, self.card.sdk_card)),
+                timeout=timeout,
+            )
+        return self._default_ctx
 
     async def _bounded(self, coro: Any, action: str, within: float | None = None) -> Any:
         """`coro` within the call timeout, its failure a RemoteError. `within`: the caller's own bound (seconds),

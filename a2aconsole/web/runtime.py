@@ -300,7 +300,7 @@ def build_runtime(
 
     cs = client_settings or settings.A2A_CLIENT
     clock = clock or SystemClock()
-    http = new_http_client(cs.response_limit)
+    http = new_http_client(cs.response_limit, cs.call_timeout)
     remote = Remote(http, call_timeout=cs.call_timeout, card_timeout=cs.card_timeout_seconds)
     delivery = delivery or TargetDelivery()
     events = events or ChannelsBroadcast()

@@ -36,7 +36,7 @@ def target_of(target_id: str) -> ChatTarget | None:
 
 async def run_tool(action: str, args: dict[str, Any], target: ChatTarget) -> dict:
     client = settings.A2A_CLIENT
-    http = new_http_client(client.response_limit)
+    http = new_http_client(client.response_limit, client.call_timeout)
     try:
         remote = Remote(http, call_timeout=client.call_timeout, card_timeout=client.card_timeout_seconds)
         tool = A2ATool(remote, client, PendingFileWatches(), private_paths=console_state_paths())
