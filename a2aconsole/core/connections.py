@@ -9,7 +9,6 @@ through it failed; a second request for a connection being made joins the one in
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 from .agents import AgentEntry
 from .client import Connection, Remote
@@ -17,7 +16,7 @@ from .clock import Clock, SystemClock
 from .files import Signature, file_signature
 from .workspace import AgentsFile, Workspace
 
-_Key = tuple[Path, str]
+_Key = tuple[str, str]  # (the workspace's key, the agent's name)
 CARD_TTL = 60.0
 
 
@@ -35,7 +34,7 @@ class ConnectionPool:
         self._conns: dict[_Key, Connection] = {}
         self._made: dict[_Key, float] = {}  # when each connection's card was fetched (monotonic)
         self._inflight: dict[_Key, tuple[AgentEntry, asyncio.Future[Connection]]] = {}
-        self._agents: dict[Path, tuple[Signature, AgentsFile]] = {}
+        self._agents: dict[str, tuple[Signature, AgentsFile]] = {}
 
     def agents(self, ws: Workspace) -> AgentsFile:
         """The workspace's agents.json as it is now: re-read whenever the file's inode, size, mtime or ctime moved.
@@ -47,8 +46,8 @@ class ConnectionPool:
     def agents_signed(self, ws: Workspace) -> tuple[AgentsFile, Signature]:
         """`agents`, and the file's signature it was checked by: the tool's call checks the file once, for its
         agent and for its scrubber's keys (`Scrubbers.for_workspace`)."""
-        sig = file_signature(ws.agents_path)
-        cached = self._agents.get(ws.root)
+        sig = file_signature(ws.agents_file)
+        cached = self._agents.get(ws.key)
         if cached is not None and cached[0] == sig:
             return cached[1], sig
         try:
@@ -56,12 +55,12 @@ class ConnectionPool:
         except OSError as e:  # e.g. a folder in its place: a file that cannot be used, said as a malformed one is
             where = ws.relative(ws.agents_path)
             return AgentsFile(ws.agents_path, [], [], f"{where} cannot be read ({type(e).__name__})", ""), sig
-        self._agents[ws.root] = (sig, af)
+        self._agents[ws.key] = (sig, af)
         return af, sig
 
     async def get(self, ws: Workspace, entry: AgentEntry) -> Connection:
         """A connection for this entry (its card fetched once); raises RemoteError when the agent can't be reached."""
-        key = (ws.root, entry.name)
+        key = (ws.key, entry.name)
         conn = self._conns.get(key)
         if conn is not None and _same(conn.entry, entry) and self._fresh(key):
             return conn
@@ -85,17 +84,17 @@ class ConnectionPool:
 
     def cached(self, ws: Workspace, name: str) -> Connection | None:
         """The last connection made for the agent `name`, if any (it may have left `agents.json` since)."""
-        return self._conns.get((ws.root, name))
+        return self._conns.get((ws.key, name))
 
     def drop(self, ws: Workspace, conn: Connection | None) -> None:
         """Forget a connection after a failed call, so the next check fetches the card again."""
-        key = (ws.root, conn.entry.name if conn is not None else "")
+        key = (ws.key, conn.entry.name if conn is not None else "")
         if conn is not None and self._conns.get(key) is conn:
             del self._conns[key]
 
     def forget(self, ws: Workspace, name: str) -> None:
         """Forget the agent's connection whatever it is (the tool, after a failed call)."""
-        self._conns.pop((ws.root, name), None)
+        self._conns.pop((ws.key, name), None)
 
     def __len__(self) -> int:
         return len(self._conns)

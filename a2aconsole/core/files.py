@@ -120,7 +120,7 @@ Signature = tuple[int, int, int, int]  # inode, size, mtime and ctime (ns): a fi
 MISSING: Signature = (0, -1, 0, 0)
 
 
-def file_signature(path: Path) -> Signature:
+def file_signature(path: str | Path) -> Signature:
     """What the file system says of a file now, one stat: a cache of what the file holds is good while it stays
     the same; MISSING for a file that is not there (or cannot be looked at)."""
     try:

@@ -274,15 +274,15 @@ class Scrubbers:
 
     def __init__(self) -> None:
         # per workspace: the files' signatures, then the keys and the tokens the scrubber was built from
-        self._cache: dict[Path, tuple[tuple[Any, ...], Scrubber, frozenset[str], frozenset[str]]] = {}
+        self._cache: dict[str, tuple[tuple[Any, ...], Scrubber, frozenset[str], frozenset[str]]] = {}
 
     def for_workspace(self, ws: Workspace, agents: Signature | None = None) -> Scrubber:
         """`agents`: agents.json's signature when the caller checked the file (`ConnectionPool.agents_signed`) before
         anything it scrubs could hold a key of it; else it is checked now."""
         if agents is None:
-            agents = file_signature(ws.agents_path)
-        pending = file_signature(ws.pending_path)
-        cached = self._cache.get(ws.root)
+            agents = file_signature(ws.agents_file)
+        pending = file_signature(ws.pending_file)
+        cached = self._cache.get(ws.key)
         if cached is not None and cached[0] == (agents, pending):
             return cached[1]
         keys = cached[2] if cached is not None and cached[0][0] == agents else None
@@ -295,5 +295,5 @@ class Scrubbers:
             scrubber = cached[1]  # most writes change no secret: keep the index
         else:
             scrubber = cached[1].updated(keys | tokens) if cached is not None else Scrubber(keys | tokens, ws.root)
-        self._cache[ws.root] = ((agents, pending), scrubber, keys, tokens)
+        self._cache[ws.key] = ((agents, pending), scrubber, keys, tokens)
         return scrubber
