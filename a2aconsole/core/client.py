@@ -40,7 +40,6 @@ from a2a.types import (
     Message,
     Part,
     Role,
-    SendMessageConfiguration,
     SendMessageRequest,
     StreamResponse,
     SubscribeToTaskRequest,
@@ -99,15 +98,25 @@ def outgoing_message(
     return OutgoingMessage(text, tuple(files), context_id, task_id, metadata)
 
 
-def _sdk_message(out: OutgoingMessage) -> Message:
-    parts = ([Part(text=out.text)] if out.text else []) + [
-        Part(raw=f.data, media_type=f.media_type, filename=f.filename) for f in out.files
-    ]
-    message = Message(
-        message_id=out.message_id, role=Role.ROLE_USER, context_id=out.context_id, task_id=out.task_id, parts=parts
-    )
+def send_request(out: OutgoingMessage, history: int) -> SendMessageRequest:
+    """SendMessage's request for `out`, with returnImmediately and the history asked (`historyLength`, set even
+    when 0: unset, an agent answers with the whole history). The message is built inside the request: one built
+    apart is copied into it whole, and its parts into it before, so a file took four times its size at the peak
+    (and each send a few us more)."""
+    req = SendMessageRequest()
+    req.configuration.return_immediately = True
+    req.configuration.history_length = history
+    message = req.message
+    message.message_id = out.message_id
+    message.role = Role.ROLE_USER
+    message.context_id = out.context_id
+    message.task_id = out.task_id
+    if out.text:
+        message.parts.add(text=out.text)
+    for f in out.files:
+        message.parts.add(raw=f.data, media_type=f.media_type, filename=f.filename)
     message.metadata.update(out.metadata)
-    return message
+    return req
 
 
 # the SDK's objects as the core's values (snapshots.py), made once, at the edge
@@ -530,9 +539,7 @@ class Connection:
         conversation's could outgrow the answer budget, and the task be followed by nobody), except a follow-up's
         last FOLLOW_UP_HISTORY messages: a stale reply is told by its question coming before the message sent
         (`following.stale_status`), its last two."""
-        history = FOLLOW_UP_HISTORY if message.task_id else 0
-        config = SendMessageConfiguration(return_immediately=True, history_length=history)
-        req = SendMessageRequest(message=_sdk_message(message), configuration=config)
+        req = send_request(message, FOLLOW_UP_HISTORY if message.task_id else 0)
 
         async def run() -> TaskSnapshot | MessageValue:
             last: StreamResponse | None = None

@@ -8,7 +8,6 @@ import contextlib
 import gc
 import weakref
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -22,6 +21,7 @@ from a2aconsole.core.workspace import Workspace
 from tests.support.agent_process import agent_process
 from tests.support.agents import TestAgent
 from tests.support.js_agents import JsAgent
+from tests.support.memory import reset_peak, status_kb
 from tests.support.toolkit import SETTINGS, TARGET, entry, make_tool, write_agents
 from tests.support.watching import (
     SignalClock,
@@ -34,18 +34,6 @@ from tests.support.watching import (
 )
 
 MB = 1024 * 1024
-
-
-def _status_kb(field: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    raise LookupError(field)
-
-
-def _reset_peak() -> None:
-    """Make VmHWM (the peak RSS) start again from the current RSS."""
-    Path("/proc/self/clear_refs").write_text("5")
 
 
 @contextlib.asynccontextmanager
@@ -66,10 +54,10 @@ async def test_a_100_mb_answer_is_refused_and_costs_little_memory(workspace: Wor
             tool = make_tool(http, workspace, wait_seconds=60)  # the agent takes its time to build 100 MB
             warm = await tool.run("send", {"agent": "big", "message": "hello"}, TARGET)
             assert warm["state"] == "completed"
-            _reset_peak()
-            before = _status_kb("VmRSS")
+            reset_peak()
+            before = status_kb("VmRSS")
             out = await tool.run("send", {"agent": "big", "message": "bigtext 100000000"}, TARGET)
-            grown_mb = (_status_kb("VmHWM") - before) / 1024
+            grown_mb = (status_kb("VmHWM") - before) / 1024
     assert out.keys() == {"error"}, out
     assert out["error"].startswith('agent "big" answered more than 14 MB to ')
     assert "nothing of it was kept" in out["error"] and "A2AClient__MaxResponseBytes" in out["error"]

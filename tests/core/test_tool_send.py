@@ -13,7 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from a2aconsole.core.client import Remote, new_http_client, outgoing_message
+from a2aconsole.core.attachments import Attachment
+from a2aconsole.core.client import Remote, new_http_client, outgoing_message, send_request
 from a2aconsole.core.clock import FakeClock
 from a2aconsole.core.events import STATE, MemorySink
 from a2aconsole.core.following import stale_status
@@ -22,6 +23,7 @@ from a2aconsole.core.snapshots import TaskSnapshot
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import PDF_BYTES, TestAgent
 from tests.support.js_agents import SdkAgent
+from tests.support.memory import reset_peak, status_kb
 from tests.support.toolkit import TARGET, RecordingWatches, entry, make_tool, write_agents
 from tests.support.watching import eventually
 
@@ -326,6 +328,19 @@ async def test_send_files_argument_sent_as_parts(http, workspace: Workspace, sdk
         "filename": "notes.txt",
     }
     assert pic["filename"] == "pic.png" and pic["mediaType"] == "image/png"
+
+
+def test_a_send_s_request_holds_one_copy_of_each_file() -> None:
+    """The message is built inside the request: built apart (the parts, the message), then put into a request,
+    a 64 MB file took four times its size at the peak."""
+    size = 64 * 1024 * 1024
+    message = outgoing_message("hi", [Attachment("a.bin", "application/octet-stream", b"x" * size)], "", "", {})
+    reset_peak()
+    before = status_kb("VmRSS")
+    req = send_request(message, 0)
+    grown = (status_kb("VmHWM") - before) * 1024
+    assert len(req.message.parts[1].raw) == size
+    assert grown < size * 1.5, f"{grown / size:.2f} copies"
 
 
 async def test_a_new_task_s_reply_does_not_echo_the_files_sent(workspace: Workspace, sdk_echo: SdkAgent) -> None:

@@ -22,6 +22,7 @@ from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
 from a2aconsole.web.runtime import Runtime
 from tests.support.agent_process import agent_process
 from tests.support.agents import TestAgent, long_text
+from tests.support.memory import reset_peak, status_kb
 from tests.support.runtime import fresh_runtime
 from tests.support.watching import WaitableSink
 
@@ -93,18 +94,6 @@ async def test_a_long_answer_is_a_file_and_pages_show_a_preview(console, owner: 
     assert "more characters)" in pages["re-check"]  # the raw JSON is a preview too
 
 
-def _status_kb(field: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    raise LookupError(field)
-
-
-def _reset_peak() -> None:
-    """Make VmHWM (the peak RSS) start again from the current RSS."""
-    Path("/proc/self/clear_refs").write_text("5")
-
-
 @pytest.mark.timeout(180)
 async def test_a_100_mb_answer_costs_little_memory_and_no_page_grows(space: Workspace, owner: AsyncClient) -> None:
     """The issue's target, through the console: the agent (in its own process, so its memory is its own)
@@ -115,10 +104,10 @@ async def test_a_100_mb_answer_costs_little_memory_and_no_page_grows(space: Work
         async with fresh_runtime(client_settings=replace(SETTINGS, wait_seconds=60)):  # the agent takes its time
             warm = await owner.post("/chat/console/send/", {"agent": "big", "message": "hello"})
             assert "echo: hello" in warm.content.decode()
-            _reset_peak()
-            before = _status_kb("VmRSS")
+            reset_peak()
+            before = status_kb("VmRSS")
             sent = await owner.post("/chat/console/send/", {"agent": "big", "message": "bigtext 100000000"})
-            grown_mb = (_status_kb("VmHWM") - before) / 1024
+            grown_mb = (status_kb("VmHWM") - before) / 1024
             reply = sent.content.decode()
             pages = {"reply": reply}
             for name, page_url in (("dashboard", "/"), ("chat", "/chat/console/"), ("inbox", "/inbox/console/")):
