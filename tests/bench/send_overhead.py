@@ -10,7 +10,9 @@ the outcome. The baseline (issue 10's target: at most 1.1x) is the bare client d
 the same message (the text and the hop count), returnImmediately + GetTask, both without the task's history (as
 the tool asks them; GetTask again at once while the task is not done yet: on a fast agent the first one often
 finds it still submitted, without the answer), over a client built once from the card; the shortest way the SDK
-gets an answer, one blocking SendMessage, is printed beside it.
+gets an answer, one blocking SendMessage, is printed beside it. So is the median of each round's difference between
+the tool and that bare client (they run in the same round, so the machine's drift between rounds, which moves the
+ratio by a few hundredths from run to run, cancels out of it): the tool's own cost per send.
 With `--watches W`, the workspace's pending.json holds W watches of other chats first (an owner's size: each
 send's record is written beside them).
 """
@@ -127,6 +129,8 @@ async def main(n: int, url: str, label: str, watches: int = 0) -> None:
     ratio = m_tool / m_wire
     print(f"  bare send(returnImmediately)+GetTask:    {m_wire:.2f} ms (ratio tool / this: {ratio:.3f}, target <= 1.1)")
     print(f"  bare a2a-sdk blocking send median:       {m_bare:.2f} ms (ratio tool / this: {m_tool / m_bare:.2f})")
+    paired = statistics.median(t - w for t, w in zip(t_tool, t_wire, strict=True)) * 1e6
+    print(f"  tool minus bare same wire, paired:       {paired:.0f} us (median of each round's difference)")
     print(f"  bare GetTasks that found no answer yet:  {extra_gets[0]} in {n} sends (asked again at once)")
 
 
