@@ -282,7 +282,7 @@ class Scrubbers:
         if agents is None:
             agents = file_signature(ws.agents_file)
         pending = file_signature(ws.pending_file)
-        cached = self._cache.get(ws.key)
+        cached = self._cache.get(ws.cache_key)
         if cached is not None and cached[0] == (agents, pending):
             return cached[1]
         keys = cached[2] if cached is not None and cached[0][0] == agents else None
@@ -295,5 +295,5 @@ class Scrubbers:
             scrubber = cached[1]  # most writes change no secret: keep the index
         else:
             scrubber = cached[1].updated(keys | tokens) if cached is not None else Scrubber(keys | tokens, ws.root)
-        self._cache[ws.key] = ((agents, pending), scrubber, keys, tokens)
+        self._cache[ws.cache_key] = ((agents, pending), scrubber, keys, tokens)
         return scrubber

@@ -59,7 +59,7 @@ class Workspace:
         self.journal_path = self.a2a_dir / JOURNAL_NAME  # sends' records, read with pending.json (pending_journal.py)
         # as strings, made once: every tool call stats both files and looks the workspace up in caches, and a Path
         # passed to a stat or hashed as a key goes through pathlib's Python code each time
-        self.key = str(self.root)
+        self.cache_key = str(self.root)
         self.agents_file = str(self.agents_path)
         self.pending_file = str(self.pending_path)
         self.inbox_dir = self.root / "inbox" / "a2a"
