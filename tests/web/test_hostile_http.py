@@ -9,7 +9,6 @@ import json
 import logging
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from channels.testing import ApplicationCommunicator, HttpCommunicator
@@ -23,25 +22,11 @@ from a2aconsole.web.body_limit import MARGIN_BYTES, body_cap
 from a2aconsole.web.models import ChatTarget
 from a2aconsole.web.request_log import ClientErrorLine
 from tests.support.console_server import ConsoleServer
+from tests.support.memory import reset_peak, status_kb
 from tests.support.raw_http import chunked, request, zeros
 
 MB = 1024 * 1024
 HUGE = 300 * MB
-
-
-def memory_kb(pid: int) -> dict[str, int]:
-    """VmRSS (now) and VmHWM (peak) of a process, in kB."""
-    figures = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        name, _, value = line.partition(":")
-        if name in ("VmRSS", "VmHWM"):
-            figures[name] = int(value.split()[0])
-    return figures
-
-
-def reset_peak(pid: int) -> None:
-    """Start VmHWM afresh at the current RSS (Linux >= 4.0)."""
-    Path(f"/proc/{pid}/clear_refs").write_text("5")
 
 
 def push_head(path: str, *, length: int | None = None, token: str | None = None, host: str = "127.0.0.1") -> bytes:
@@ -79,7 +64,7 @@ def test_serve_refuses_300_mb_bodies_without_holding_them(console: ConsoleServer
     log_since(console, seen, "warm-up")  # a small push still reaches the app (no such watch)
     seen = len(console.lines)
     reset_peak(pid)
-    before = memory_kb(pid)["VmRSS"]
+    before = status_kb("VmRSS", pid)
 
     declared = request(console.url, push_head("/a2a/push/w1", length=HUGE), zeros(HUGE))
     assert declared.status == 413
@@ -98,8 +83,7 @@ def test_serve_refuses_300_mb_bodies_without_holding_them(console: ConsoleServer
     assert streamed.status == 413
     assert streamed.sent < cap + 20 * MB  # stopped at the cap, not at the end
 
-    after = memory_kb(pid)
-    grown_mb = (after["VmHWM"] - before) / 1024
+    grown_mb = (status_kb("VmHWM", pid) - before) / 1024
     assert grown_mb < 20, f"the server's peak RSS grew by {grown_mb:.1f} MB"
     lines = log_since(console, seen, "after-huge")
     assert len(lines) == 3, lines
