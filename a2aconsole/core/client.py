@@ -13,6 +13,7 @@ import contextlib
 import contextvars
 import json
 import re
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -413,7 +414,7 @@ class Remote:
 
     async def _card(self, entry: AgentEntry) -> AgentCard:
         try:
-            async with asyncio.timeout(self.card_timeout):  # not wait_for: see Connection._bounded
+            async with asyncio.timeout(self.card_timeout):  # not wait_for: see Connection._call
                 return await self._read_card(entry)
         except httpx.RequestError as e:
             if isinstance(e, httpx.TimeoutException):
@@ -460,6 +461,66 @@ class Remote:
         if card is None:
             card = await self.fetch_card(entry)
         return Connection(self, entry, card)
+
+
+class _RemoteCall:
+    """One remote call of a Connection (`with conn._call(action, within):` around its awaits): within the call
+    timeout, timed (`metrics`), and its failure a RemoteError. `within`: the caller's own bound (seconds), when
+    shorter: one timer for both (a send's wait around its first GetTask took a timer of its own), and TimeoutError
+    when it runs out (the caller stopped waiting: not the agent's failure, neither timed nor counted, as a
+    cancelled call).
+
+    The bound is `asyncio.timeout`'s, not wait_for's (on Python 3.11 wait_for returns the result of a call that
+    finishes just as the caller is cancelled, and the cancellation is lost): a timer of the loop cancels the task
+    at the deadline, and the exit turns that cancel into the timeout unless the task was also cancelled from
+    elsewhere meanwhile (counted by `Task.cancelling`, as `asyncio.Timeout` counts), which stays a cancel. It is
+    written out here, in a plain context manager, rather than `async with asyncio.timeout()` in a coroutine
+    wrapping the call: their coroutines were a tenth of the tool's own time in a send, which makes two calls
+    (tests/bench/send_overhead.py); tests/core/test_call_bound.py holds it to asyncio.timeout's endings."""
+
+    __slots__ = ("_agent", "_action", "_cut", "seconds", "_started", "_task", "_cancelling", "_handle", "_fired")
+
+    def __init__(self, agent: str, action: str, limit: float, within: float | None) -> None:
+        self._agent, self._action = agent, action
+        self._cut = within is not None and within < limit
+        self.seconds = within if within is not None and self._cut else limit
+        self._fired = False
+        self._handle: asyncio.Handle | None = None
+
+    def __enter__(self) -> _RemoteCall:
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("a remote call is made inside a task")
+        self._task, self._cancelling = task, task.cancelling()
+        loop = asyncio.get_running_loop()
+        if self.seconds > 0:
+            self._handle = loop.call_at(loop.time() + self.seconds, self._fire)
+        else:  # due now: on the loop's next turn, in order, as asyncio.Timeout does
+            self._handle = loop.call_soon(self._fire)
+        self._started = time.perf_counter()
+        return self
+
+    def _fire(self) -> None:
+        self._handle = None
+        self._fired = True
+        self._task.cancel()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        if self._fired and self._task.uncancel() <= self._cancelling and exc_type is asyncio.CancelledError:
+            exc_type, exc = TimeoutError, TimeoutError()  # the deadline's own cancel
+        if exc_type is None:
+            metrics.call_ended(self._agent, self._action, time.perf_counter() - self._started)
+            return
+        if not isinstance(exc, Exception):  # cancelled, or the process ends: neither timed nor counted
+            return
+        if self._cut and self._fired:
+            raise TimeoutError(f"the caller's {self.seconds:g} s ran out") from None
+        error = translate(exc, self._agent, self._action)
+        metrics.call_ended(self._agent, self._action, time.perf_counter() - self._started, error.kind)
+        raise error from None
 
 
 class Connection:
@@ -512,26 +573,9 @@ class Connection:
             )
         return self._default_ctx
 
-    async def _bounded(self, coro: Any, action: str, within: float | None = None) -> Any:
-        """`coro` within the call timeout, its failure a RemoteError. `within`: the caller's own bound (seconds),
-        when shorter: one timer for both (a send's wait around its first GetTask took a timer of its own), and
-        TimeoutError when it runs out (the caller stopped waiting: not the agent's failure, neither timed nor
-        counted, as a cancelled call)."""
-        limit, cut = self.remote.call_timeout, False
-        if within is not None and within < limit:
-            limit, cut = within, True
-        with metrics.remote_call(self.entry.name, action) as timer:
-            # asyncio.timeout, not wait_for: on Python 3.11 wait_for returns the result of a call that finishes
-            # just as the caller is cancelled, and the cancellation is lost
-            bound = asyncio.timeout(limit)
-            try:
-                async with bound:
-                    return await coro
-            except Exception as e:
-                if cut and bound.expired():
-                    timer.untold()
-                    raise TimeoutError(f"the caller's {limit:g} s ran out") from None
-                raise translate(e, self.entry.name, action) from None
+    def _call(self, action: str, within: float | None = None) -> _RemoteCall:
+        """`with self._call(action):` around a remote call: bounded, timed, a failure a RemoteError (`_RemoteCall`)."""
+        return _RemoteCall(self.entry.name, action, self.remote.call_timeout, within)
 
     async def send(self, message: OutgoingMessage) -> TaskSnapshot | MessageValue:
         """SendMessage with returnImmediately; the task (or a message-only reply). The reply is asked without the
@@ -540,8 +584,7 @@ class Connection:
         last FOLLOW_UP_HISTORY messages: a stale reply is told by its question coming before the message sent
         (`following.stale_status`), its last two."""
         req = send_request(message, FOLLOW_UP_HISTORY if message.task_id else 0)
-
-        async def run() -> TaskSnapshot | MessageValue:
+        with self._call("send"):
             last: StreamResponse | None = None
             async for ev in self._client(False).send_message(req, context=self._ctx()):
                 last = ev
@@ -554,19 +597,18 @@ class Connection:
                 return message_value(last.message)
             raise RemoteError("protocol", f'agent "{self.entry.name}" answered send with {kind}')
 
-        return await self._bounded(run(), "send")
-
     async def _get_task(self, task_id: str, history_length: int | None, within: float | None = None) -> Task:
         req = GetTaskRequest(id=task_id)
         if history_length is not None:
             req.history_length = history_length
-        return await self._bounded(self._client(False).get_task(req, context=self._ctx()), "status", within)
+        with self._call("status", within):
+            return await self._client(False).get_task(req, context=self._ctx())
 
     async def get_task(self, task_id: str, *, within: float | None = None) -> TaskSnapshot:
         """GetTask: the task as the core reads it, asked without its history (`historyLength` 0): the core reads
         a GetTask's status and artifacts only, while the history grows with the conversation (a file the user
         sent is in it) and could outgrow the answer budget, ending a watch over a small result. `within`: the
-        caller's own bound in real seconds, TimeoutError when it runs out first (`_bounded`)."""
+        caller's own bound in real seconds, TimeoutError when it runs out first (`_RemoteCall`)."""
         return task_snapshot(await self._get_task(task_id, 0, within), history=False)
 
     async def get_task_json(self, task_id: str) -> dict[str, Any]:
@@ -574,9 +616,8 @@ class Connection:
         return MessageToDict(await self._get_task(task_id, None))
 
     async def cancel(self, task_id: str) -> TaskSnapshot:
-        task = await self._bounded(
-            self._client(False).cancel_task(CancelTaskRequest(id=task_id), context=self._ctx()), "cancel"
-        )
+        with self._call("cancel"):
+            task = await self._client(False).cancel_task(CancelTaskRequest(id=task_id), context=self._ctx())
         return task_snapshot(task)
 
     async def subscribe(self, task_id: str) -> AsyncIterator[TaskEvent]:
@@ -592,20 +633,16 @@ class Connection:
 
     async def create_push(self, task_id: str, url: str, token: str, config_id: str) -> None:
         cfg = TaskPushNotificationConfig(task_id=task_id, id=config_id, url=url, token=token)
-        await self._bounded(
-            self._client(False).create_task_push_notification_config(cfg, context=self._ctx()), "push setup"
-        )
+        with self._call("push setup"):
+            await self._client(False).create_task_push_notification_config(cfg, context=self._ctx())
 
     async def delete_push(self, task_id: str, config_id: str) -> None:
         req = DeleteTaskPushNotificationConfigRequest(task_id=task_id, id=config_id)
-        await self._bounded(
-            self._client(False).delete_task_push_notification_config(req, context=self._ctx()), "push removal"
-        )
+        with self._call("push removal"):
+            await self._client(False).delete_task_push_notification_config(req, context=self._ctx())
 
     async def extended_card(self) -> CardSummary:
         """The extended card when the card offers one (else the public card, with no request)."""
-        card = await self._bounded(
-            self._client(False).get_extended_agent_card(GetExtendedAgentCardRequest(), context=self._ctx()),
-            "extended card",
-        )
+        with self._call("extended card"):
+            card = await self._client(False).get_extended_agent_card(GetExtendedAgentCardRequest(), context=self._ctx())
         return card_summary(card)

@@ -87,8 +87,17 @@ def remote_call(agent: str, method: str) -> RemoteCallTimer:
     return RemoteCallTimer(agent, method)
 
 
+def call_ended(agent: str, method: str, seconds: float, failure: str | None = None) -> None:
+    """Note one remote call that took `seconds`; `failure`: the kind it failed with (None: it did not)."""
+    if failure is not None:
+        REMOTE_CALL_FAILURES.labels(agent, method, failure).inc()
+    _timed.append((agent, method, seconds))
+    if len(_timed) >= FOLD_AT:
+        fold()
+
+
 class RemoteCallTimer:
-    """`remote_call`'s context: a class, not a generator, as it wraps every remote call."""
+    """`remote_call`'s context: a class, not a generator."""
 
     __slots__ = ("agent", "method", "start", "told")
 
@@ -106,16 +115,16 @@ class RemoteCallTimer:
         self.told = False
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
-        if not self.told:
-            return
-        if exc_type is not None:
-            if not issubclass(exc_type, Exception):
-                return  # cancelled, or the process ends
-            kind = str(getattr(exc, "kind", "") or "other") if isinstance(exc, A2AConsoleError) else "other"
-            REMOTE_CALL_FAILURES.labels(self.agent, self.method, kind).inc()
-        _timed.append((self.agent, self.method, time.perf_counter() - self.start))
-        if len(_timed) >= FOLD_AT:
-            fold()
+        if not self.told or (exc_type is not None and not issubclass(exc_type, Exception)):
+            return  # the caller stopped waiting; or cancelled, or the process ends
+        call_ended(self.agent, self.method, time.perf_counter() - self.start, failure_kind(exc))
+
+
+def failure_kind(exc: BaseException | None) -> str | None:
+    """What a failed call is counted as: its RemoteError's kind, else "other" (None: no failure)."""
+    if exc is None:
+        return None
+    return str(getattr(exc, "kind", "") or "other") if isinstance(exc, A2AConsoleError) else "other"
 
 
 def lease_held(workspace: str, held: bool) -> None:

@@ -36,9 +36,10 @@ async def test_a_cancel_the_caller_accepted_is_never_lost(http: httpx.AsyncClien
     answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
     async def call() -> str:
-        return await answer
+        with conn._call("status"):
+            return await answer
 
-    caller = asyncio.ensure_future(conn._bounded(call(), "status"))
+    caller = asyncio.ensure_future(call())
     for _ in range(3):  # the caller is now waiting for the call
         await asyncio.sleep(0)
     answer.set_result("the task")
