@@ -16,7 +16,7 @@ import json
 import mimetypes
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .agents import is_http_url
@@ -166,6 +166,22 @@ class _Parts:
     """Collects what the parts of a task amount to: texts within the inline budget (longer ones saved), saved
     files, links, URLs kept as text, and what was skipped (too big, or over the count)."""
 
+    __slots__ = (
+        "agent",
+        "workspace",
+        "max_file_bytes",
+        "_inbox",
+        "files",
+        "links",
+        "other_urls",
+        "skipped",
+        "text_files",
+        "taken",
+        "parts_skipped",
+        "budget",
+        "_texts",
+    )
+
     def __init__(self, agent: str, workspace: Workspace, max_file_bytes: int) -> None:
         self.agent = agent
         self.workspace = workspace
@@ -184,6 +200,9 @@ class _Parts:
     def admit(self, parts: Iterable[PartValue]) -> list[PartValue]:
         """The parts still within MAX_PARTS; the others are counted as skipped."""
         parts = list(parts)
+        if self.taken + len(parts) <= MAX_PARTS:  # the usual case, without the arithmetic of the cut
+            self.taken += len(parts)
+            return parts
         room = max(0, MAX_PARTS - self.taken)
         self.taken += min(room, len(parts))
         self.parts_skipped += max(0, len(parts) - room)
@@ -265,8 +284,10 @@ def _cut(s: str, limit: int = _SHOWN) -> str | None:
     return (s if len(s) <= limit else s[: limit - 1] + "…") or None
 
 
-def _joined(parts: Iterable[PartValue]) -> str:
-    return "\n".join(p.text for p in parts if p.kind == "text").strip()
+def _joined(parts: Sequence[PartValue]) -> str:
+    if len(parts) == 1:  # the usual case, without a generator
+        return parts[0].text.strip() if parts[0].kind == "text" else ""
+    return "\n".join([p.text for p in parts if p.kind == "text"]).strip()
 
 
 def task_outcome(task: TaskSnapshot, agent: str, workspace: Workspace, max_file_bytes: int) -> dict[str, Any]:
@@ -280,13 +301,18 @@ def task_outcome(task: TaskSnapshot, agent: str, workspace: Workspace, max_file_
     status_parts = parts.admit(task.status.message.parts) if task.status.message is not None else []
     status_full = _joined(status_parts)
     for i, p in enumerate(status_parts):
-        parts.take(p, f"message-{i + 1}")
+        if p.kind != "text":  # texts are joined
+            parts.take(p, f"message-{i + 1}")
     status_text = parts.text(status_full, "message") if status_full else ""
     artifacts: list[dict[str, Any]] = []
     texts: list[str] = []
     for n, art in enumerate(task.artifacts[:MAX_ARTIFACTS], start=1):
         admitted = parts.admit(art.parts)
-        items = [x for i, p in enumerate(admitted) if (x := parts.take(p, art.name or f"artifact-{n}-{i + 1}"))]
+        items = [
+            x
+            for i, p in enumerate(admitted)
+            if p.kind != "text" and (x := parts.take(p, art.name or f"artifact-{n}-{i + 1}"))
+        ]
         art_full = _joined(admitted)
         art_text = parts.text(art_full, art.name or f"artifact-{n}") if art_full else ""
         entry = _clean({"name": _cut(art.name), "text": art_text or None, "description": _cut(art.description, 1024)})
