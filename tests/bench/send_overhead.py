@@ -2,17 +2,17 @@
 
     .venv/bin/python -m tests.bench.send_overhead [N] [--watches W]
 
-On both SDKs' agents in turn (the Python one in its own process, the `@a2a-js/sdk` one in node): N sends
-(default 200) each way that complete within the wait, interleaved in a shuffled order so all see the same
-conditions. The tool reads agents.json, builds the message, sends with returnImmediately, writes the
-task's record before the wait (and removes it after: issue 11), checks the task with GetTask and builds
-the outcome. The baseline (issue 10's target: at most 1.1x) is the bare client doing the same wire calls with
-the same message (the text and the hop count), returnImmediately + GetTask, both without the task's history (as
-the tool asks them; GetTask again at once while the task is not done yet: on a fast agent the first one often
-finds it still submitted, without the answer), over a client built once from the card; the shortest way the SDK
-gets an answer, one blocking SendMessage, is printed beside it. So is the median of each round's difference between
-the tool and that bare client (they run in the same round, so the machine's drift between rounds, which moves the
-ratio by a few hundredths from run to run, cancels out of it): the tool's own cost per send.
+On both SDKs' agents in turn (the Python one in its own process, the `@a2a-js/sdk` one in node): N sends (default
+1,000: with fewer, the ratio moves by a few hundredths between runs) each way that complete within the wait,
+interleaved in a shuffled order so all see the same conditions. The tool reads agents.json, builds the message, sends
+with returnImmediately, checks the task with GetTask (a task not done by then gets its record before the wait, removed
+after: issue 11) and builds the outcome. The baseline (issue 10's target: at most 1.1x) is the bare client doing the
+same wire calls with the same message (the text and the hop count), returnImmediately + GetTask, both without the
+task's history (as the tool asks them; GetTask again at once while the task is not done yet: on a fast agent the first
+one often finds it still submitted, without the answer), over a client built once from the card; the shortest way the
+SDK gets an answer, one blocking SendMessage, is printed beside it. So is the median of each round's difference
+between the tool and that bare client (they run in the same round, so the machine's drift between rounds, which moves
+the ratio by a few hundredths from run to run, cancels out of it): the tool's own cost per send.
 With `--watches W`, the workspace's pending.json holds W watches of other chats first (an owner's size: each
 send's record is written beside them).
 """
@@ -159,7 +159,7 @@ def run_js(n: int, watches: int) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="the tool's send against the bare a2a-sdk client")
-    parser.add_argument("n", nargs="?", type=int, default=200, help="sends each way (default 200)")
+    parser.add_argument("n", nargs="?", type=int, default=1000, help="sends each way (default 1000)")
     parser.add_argument("--watches", type=int, default=0, help="watches of other chats in pending.json first")
     args = parser.parse_args()
     django.setup()
