@@ -414,7 +414,7 @@ class Remote:
 
     async def _card(self, entry: AgentEntry) -> AgentCard:
         try:
-            async with asyncio.timeout(self.card_timeout):  # not wait_for: see Connection._call
+            async with asyncio.timeout(self.card_timeout):  # not wait_for: see _RemoteCall
                 return await self._read_card(entry)
         except httpx.RequestError as e:
             if isinstance(e, httpx.TimeoutException):
