@@ -28,6 +28,8 @@ def _quick_init(cls: type[_V]) -> type[_V]:
     body: list[str] = []
     names: dict[str, Any] = {"MISSING": MISSING}
     for f in fields(cls):  # type: ignore[arg-type]
+        if not f.init or f.kw_only:  # not made here: dataclass's own __init__ would be needed
+            raise TypeError(f"{cls.__name__}.{f.name}: a field left out of __init__ or keyword-only")
         names[f"set_{f.name}"] = cls.__dict__[f.name].__set__
         if f.default is not MISSING:
             names[f"default_{f.name}"] = f.default

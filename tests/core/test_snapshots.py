@@ -65,3 +65,14 @@ def test_a_value_is_built_as_dataclass_builds_it_and_stays_frozen(cls: type) -> 
         setattr(built, dataclasses.fields(cls)[0].name, "changed")
     with pytest.raises(TypeError):
         cls(*every, "one too many")
+
+
+def test_a_field_the_quick_init_cannot_make_is_refused_when_the_class_is_made() -> None:
+    for spec in (dataclasses.field(default="", init=False), dataclasses.field(default="", kw_only=True)):
+        with pytest.raises(TypeError, match="Odd.b"):
+
+            @snapshots._quick_init
+            @dataclasses.dataclass(frozen=True, slots=True)
+            class Odd:
+                a: str
+                b: str = spec
