@@ -7,7 +7,7 @@ loop's next turn: no test sleeps."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -83,20 +83,33 @@ async def test_a_call_in_time_ends_plainly_and_nothing_is_cancelled_after(http: 
         assert await asyncio.ensure_future(body()) == ("value", "the task", 0), kind
 
 
+async def _race(
+    conn: Connection, steps: int, act: Callable[[asyncio.Task[Any], asyncio.Future[str]], None]
+) -> list[Any]:
+    """Under each bound in turn (deadline 0 s, due meanwhile): `act` on the task and the call it awaits `steps` loop
+    turns after starting it; each one's ending."""
+    endings = []
+    for kind in KINDS:
+        awaited: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        task = asyncio.ensure_future(_under(conn, kind, awaited))
+        for _ in range(steps):
+            await asyncio.sleep(0)
+        act(task, awaited)
+        endings.append(await _ending(task))
+    return endings
+
+
+def _answer(task: asyncio.Task[Any], awaited: asyncio.Future[str]) -> None:
+    if not awaited.done():
+        awaited.set_result("the task")
+
+
 @pytest.mark.parametrize("steps", range(4))
 async def test_a_cancel_from_elsewhere_as_the_deadline_comes_ends_as_with_asyncio_timeout(
     http: httpx.AsyncClient, steps: int
 ) -> None:
     """The caller cancels the task `steps` loop turns after starting it, the deadline due meanwhile."""
-    conn = _conn(http)
-    endings = []
-    for kind in KINDS:
-        never: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        task = asyncio.ensure_future(_under(conn, kind, never))
-        for _ in range(steps):
-            await asyncio.sleep(0)
-        task.cancel()
-        endings.append(await _ending(task))
+    endings = await _race(_conn(http), steps, lambda task, _: task.cancel())
     assert endings[0] == endings[1], endings
     assert endings[0] in ("CancelledError", ("TimeoutError", None, 0)), endings
 
@@ -106,16 +119,7 @@ async def test_an_answer_as_the_deadline_comes_ends_as_with_asyncio_timeout(
     http: httpx.AsyncClient, steps: int
 ) -> None:
     """The awaited call is answered `steps` loop turns after the block began, the deadline due meanwhile."""
-    conn = _conn(http)
-    endings = []
-    for kind in KINDS:
-        answered: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        task = asyncio.ensure_future(_under(conn, kind, answered))
-        for _ in range(steps):
-            await asyncio.sleep(0)
-        if not answered.done():
-            answered.set_result("the task")
-        endings.append(await _ending(task))
+    endings = await _race(_conn(http), steps, _answer)
     assert endings[0] == endings[1], endings
 
 
