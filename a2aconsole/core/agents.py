@@ -1,7 +1,11 @@
 """`agents.json`: the remote agents of a workspace, parsed and validated per entry.
 
-The file is a JSON array of `{name, url, key?, description?}`. It is read afresh on every call; unknown
-fields of an entry are kept so a rewrite never drops what another tool wrote.
+The file is a JSON array of `{name, url, key?, description?, trustedOrigins?}`. It is read afresh on every
+call; unknown fields of an entry are kept so a rewrite never drops what another tool wrote.
+
+`trustedOrigins` lists the other origins (scheme, host and port) the owner confirmed the agent's card may send
+the console's calls to: an interface anywhere else than the entry's own URL is not used (a card is the agent's
+word, and could point the owner's messages at any address the console can reach).
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 NAME_MAX_LENGTH = 40
 NAME_PATTERN = re.compile(rf"^[a-z0-9-]{{1,{NAME_MAX_LENGTH}}}\Z")  # \Z: `$` would let a trailing newline through
-_KNOWN = ("name", "url", "key", "description")
+_KNOWN = ("name", "url", "key", "description", "trustedOrigins")
+MAX_TRUSTED_ORIGINS = 20
 
 
 @dataclass
@@ -25,6 +30,7 @@ class AgentEntry:
     url: str
     key: str | None = field(default=None, repr=False)
     description: str | None = None
+    trusted_origins: tuple[str, ...] = ()  # as `origin()` writes them
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
@@ -43,12 +49,23 @@ class AgentEntry:
     def masked_url(self) -> str:
         return mask_url(self.url)
 
+    @property
+    def origin(self) -> str:
+        return origin(self.url)
+
+    def may_call(self, url: str) -> bool:
+        """True when calls may go to `url`: on the entry's own origin, or on one the owner confirmed."""
+        o = origin(url)
+        return o == self.origin or o in self.trusted_origins
+
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "url": self.url}
         if self.key is not None:
             d["key"] = self.key
         if self.description is not None:
             d["description"] = self.description
+        if self.trusted_origins:
+            d["trustedOrigins"] = list(self.trusted_origins)
         d.update({k: v for k, v in self.extra.items() if k not in _KNOWN})
         return d
 
@@ -59,6 +76,7 @@ class AgentEntry:
             url=d["url"],
             key=d.get("key"),
             description=d.get("description"),
+            trusted_origins=tuple(origin(o) for o in d.get("trustedOrigins") or ()),
             extra={k: v for k, v in d.items() if k not in _KNOWN},
         )
 
@@ -74,6 +92,29 @@ def mask_url(url: str) -> str:
     if ":" in host:
         host = f"[{host}]"
     return f"{p.scheme}://{host}{port}{p.path}" if p.scheme else "(invalid URL)"
+
+
+def origin(url: str) -> str:
+    """A URL's origin as `scheme://host:port`, the port always written (a default one too), the host lowercased
+    and an IPv6 one in brackets; "" for a URL that is not http(s) or has no host. Holds no path, user info or
+    query, so it can be shown."""
+    try:
+        p = urlsplit(url)
+        port = p.port or {"http": 80, "https": 443}.get(p.scheme)
+    except ValueError:
+        return ""
+    host = (p.hostname or "").lower()
+    if p.scheme not in ("http", "https") or not host:
+        return ""
+    return f"{p.scheme}://{f'[{host}]' if ':' in host else host}:{port}"
+
+
+def is_origin(value: object) -> bool:
+    """True for an http(s) URL that is an origin only: no user info, path (but "/"), query or fragment."""
+    if not is_http_url(value):
+        return False
+    p = urlsplit(str(value))
+    return not (p.username or p.password or p.path not in ("", "/") or p.query or p.fragment)
 
 
 def is_http_url(url: object) -> bool:
@@ -115,6 +156,14 @@ def validate_entries(data: object, filename: str = "agents.json") -> tuple[list[
         for opt in ("key", "description"):
             if opt in raw and raw[opt] is not None and not isinstance(raw[opt], str):
                 errs.append(f"{where}: {opt} must be a string")
+        trusted = raw.get("trustedOrigins")
+        if trusted is not None and not (
+            isinstance(trusted, list) and len(trusted) <= MAX_TRUSTED_ORIGINS and all(map(is_origin, trusted))
+        ):
+            errs.append(
+                f"{where}: trustedOrigins must be a list of at most {MAX_TRUSTED_ORIGINS} origins "
+                "such as https://host:8443 (scheme, host and port only)"
+            )
         if isinstance(name, str) and name not in seen:
             seen[name] = i
         if errs:

@@ -18,7 +18,6 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 from a2a.client import (
@@ -58,7 +57,7 @@ from a2a.utils.errors import (
 from google.protobuf.json_format import MessageToDict
 
 from . import metrics
-from .agents import AgentEntry, mask_url
+from .agents import AgentEntry, mask_url, origin
 from .answer_budget import AnswerEncoded, AnswerTooLarge, bound_answers, megabytes
 from .attachments import Attachment
 from .call_limits import CALLS_TOTAL, STREAMS_TOTAL
@@ -220,12 +219,6 @@ class RemoteError(A2AConsoleError):
         self.status = status
 
 
-def origin_of(url: str) -> str:
-    p = urlsplit(url)
-    port = p.port or {"http": 80, "https": 443}.get(p.scheme, 0)
-    return f"{p.scheme}://{(p.hostname or '').lower()}:{port}"
-
-
 # Set by `telling_when_sent`: called once a request made in this context (or a task started in it) is written.
 _on_sent: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("a2a_on_sent", default=None)
 SENT_EVENTS = frozenset({"http11.send_request_body.complete", "http2.send_request_body.complete"})
@@ -262,7 +255,7 @@ async def _tell_sent(request: httpx.Request) -> None:
 async def _guard_key(request: httpx.Request) -> None:
     """Request hook: a key header only ever goes to the origin it was meant for."""
     allowed = request.headers.pop(KEY_ORIGIN_HEADER, None)
-    if allowed is not None and origin_of(str(request.url)) != allowed:
+    if allowed is not None and origin(str(request.url)) != allowed:
         for h in _SECRET_HEADERS:
             request.headers.pop(h, None)
 
@@ -281,6 +274,29 @@ def new_http_client(max_response_bytes: int | None = None, call_timeout: float =
     )
 
 
+def callable_card(entry: AgentEntry, card: AgentCard) -> AgentCard:
+    """The card with only the interfaces the console may call (`AgentEntry.may_call`: on the entry's own origin,
+    or one the owner confirmed). Raises RemoteError ("card") naming the other origins when that leaves none the
+    console can speak: the card is the agent's word, and could aim the owner's messages anywhere."""
+    elsewhere = [i for i in card.supported_interfaces if not entry.may_call(i.url)]
+    if not elsewhere:
+        return card
+    kept = [i for i in card.supported_interfaces if entry.may_call(i.url)]
+    if not any(i.protocol_binding in BINDINGS for i in kept):
+        where = ", ".join(sorted({origin(i.url) or mask_url(i.url) for i in elsewhere}))
+        raise RemoteError(
+            "card",
+            f'agent "{entry.name}": its card points its calls at {where}, another origin than {entry.origin} where '
+            "agents.json has it, so nothing was sent; if you trust that address, confirm it on the agent's page in "
+            "the console (or add it to the entry's trustedOrigins)",
+        )
+    out = AgentCard()
+    out.CopyFrom(card)
+    del out.supported_interfaces[:]
+    out.supported_interfaces.extend(kept)
+    return out
+
+
 def uses_bearer(card: AgentCard) -> bool:
     """True when the card's security schemes declare only http bearer."""
     schemes = list(card.security_schemes.values())
@@ -297,7 +313,7 @@ def key_headers(entry: AgentEntry, card: AgentCard | None) -> dict[str, str]:
         return {}
     bearer = card is not None and uses_bearer(card)
     name, value = ("Authorization", f"Bearer {entry.key}") if bearer else ("X-API-Key", entry.key)
-    return {name: value, KEY_ORIGIN_HEADER: origin_of(entry.url)}
+    return {name: value, KEY_ORIGIN_HEADER: origin(entry.url)}
 
 
 def translate(exc: BaseException, agent: str, action: str) -> RemoteError:
@@ -549,7 +565,7 @@ class Connection:
         if c is None:
             cfg = ClientConfig(httpx_client=self.remote.http, streaming=streaming, supported_protocol_bindings=BINDINGS)
             try:
-                c = ClientFactory(cfg).create(self.card.sdk_card)
+                c = ClientFactory(cfg).create(callable_card(self.entry, self.card.sdk_card))
             except ValueError as e:
                 raise translate(e, self.entry.name, "connect") from None
             self._clients[streaming] = c

@@ -1,7 +1,7 @@
 """Connections shared by the tool and the watches of one process, one per (workspace, agent entry).
 
 Ten thousand watches on one agent need one card and one SDK client, not ten thousand. A connection is
-reused while the entry's url and key stay the same and its card is younger than CARD_TTL (an agent that
+reused while the entry's url, key and trusted origins stay the same and its card is younger than CARD_TTL (an agent that
 changed its card is seen within a minute), and replaced when the entry changes, the card is old, or a call
 through it failed; a second request for a connection being made joins the one in flight.
 """
@@ -21,7 +21,7 @@ CARD_TTL = 60.0
 
 
 def _same(a: AgentEntry, b: AgentEntry) -> bool:
-    return a.url == b.url and a.key == b.key
+    return a.url == b.url and a.key == b.key and a.trusted_origins == b.trusted_origins
 
 
 class ConnectionPool:

@@ -29,8 +29,9 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
 
+from .agents import origin
 from .call_limits import CallLimits
-from .client import Connection, RemoteError, origin_of
+from .client import Connection, RemoteError
 from .clock import Clock, SystemClock, deadline
 from .config import ClientSettings
 from .connections import ConnectionPool
@@ -346,7 +347,7 @@ class Follower:
     def _agent_key(self) -> str:
         """Whom the call limits count this watch's calls against: its agent's origin (the name, if it left the file)."""
         entry = self.host.pool.agents(self.ws).get(self.record.agent)
-        return origin_of(entry.url) if entry is not None else self.record.agent
+        return origin(entry.url) if entry is not None else self.record.agent
 
     async def _check(self) -> TaskSnapshot | None:
         """GetTask once: the task when it settled, None while it runs or when the check failed (passing)."""

@@ -23,9 +23,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from .agents import origin
 from .call_limits import CallLimits
 from .chat import ChatTarget
-from .client import Remote, origin_of
+from .client import Remote
 from .clock import Clock
 from .config import ClientSettings
 from .connections import ConnectionPool
@@ -400,7 +401,7 @@ class WatchRegistry:
             if entry is None or self.pool.cached(ws, name) is not None or (ws.root, name) in unreachable:
                 return
             try:
-                async with self.limits.call(origin_of(entry.url), first=True):
+                async with self.limits.call(origin(entry.url), first=True):
                     await self.pool.get(ws, entry)
             except Exception:
                 unreachable.add((ws.root, name))
@@ -620,7 +621,7 @@ class WatchRegistry:
             log.warning("push config of watch %s not removed: %s", rec.watch_id, getattr(e, "kind", type(e).__name__))
             return
         if conn is not None:
-            async with self.limits.call(origin_of(conn.entry.url)):
+            async with self.limits.call(origin(conn.entry.url)):
                 await remove_push_config(conn, rec)
 
     # FollowHost: what each watch's follower asks of the registry

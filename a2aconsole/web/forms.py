@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 
-from a2aconsole.core.agents import NAME_MAX_LENGTH, NAME_PATTERN, is_http_url
+from a2aconsole.core.agents import NAME_MAX_LENGTH, NAME_PATTERN, is_http_url, is_origin, origin
 from a2aconsole.core.tool_schema import ARGUMENTS, SEND_NEEDS, Argument
 
 
@@ -96,6 +96,19 @@ class RawAgentsForm(forms.Form):
 
 class VersionForm(forms.Form):
     version = forms.CharField(widget=forms.HiddenInput)
+
+
+class OriginForm(VersionForm):
+    """Trust or stop trusting one other origin for an agent's calls (the agent page's buttons)."""
+
+    origin = forms.CharField(max_length=300)
+    action = forms.ChoiceField(choices=[("trust", "trust"), ("revoke", "revoke")])
+
+    def clean_origin(self) -> str:
+        value = self.cleaned_data["origin"]
+        if not is_origin(value):
+            raise forms.ValidationError("an origin is a scheme, host and port, such as https://host:8443")
+        return origin(value)
 
 
 class MultipleFileInput(forms.ClearableFileInput):

@@ -146,6 +146,8 @@ class AuditEntry(models.Model):
         ("agent-added", "Added an agent"),
         ("agent-edited", "Edited an agent"),
         ("agent-deleted", "Deleted an agent"),
+        ("agent-origin-trusted", "Let an agent's card send calls to another origin"),
+        ("agent-origin-revoked", "Stopped an agent's calls to another origin"),
         ("agents-file-saved", "Saved agents.json as text"),
         ("agents-file-kept", "Kept agents.json as it was after a conflict"),
         ("token-created", "Made an API token"),

@@ -27,6 +27,7 @@ urlpatterns = [
     path("agent/<str:name>/refetch/", agent_cards.agent_refetch, name="agent-refetch"),
     path("agent/<str:name>/edit/", agents.agent_edit, name="agent-edit"),
     path("agent/<str:name>/delete/", agents.agent_delete, name="agent-delete"),
+    path("agent/<str:name>/origin/", agents.agent_origin, name="agent-origin"),
     path("chat/", conversation.home, name="conversation-home"),
     path("chat/<str:target>/", conversation.page, name="conversation"),
     path("chat/<str:target>/send/", conversation.send, name="conversation-send"),

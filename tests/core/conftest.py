@@ -5,15 +5,24 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import httpx
 import pytest
 
-from a2aconsole.core.client import Remote
+from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
 from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink
 
 Registry = tuple[WatchRegistry, WaitableDelivery, WaitableSink]
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    """The process's shared client (`new_http_client`), for a tool made over it (`make_tool`)."""
+    client = new_http_client()
+    yield client
+    await client.aclose()
 
 
 @pytest.fixture

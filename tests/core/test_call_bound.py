@@ -7,7 +7,7 @@ loop's next turn: no test sleeps."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -15,7 +15,7 @@ import pytest
 from a2a.types import AgentCard
 
 from a2aconsole.core.agents import AgentEntry
-from a2aconsole.core.client import Connection, Remote, RemoteError, card_summary, new_http_client
+from a2aconsole.core.client import Connection, Remote, RemoteError, card_summary
 from a2aconsole.core.metrics import REGISTRY
 
 KINDS = ("asyncio.timeout", "call bound")
@@ -23,13 +23,6 @@ KINDS = ("asyncio.timeout", "call bound")
 
 def sample(name: str, **labels: str) -> float:
     return REGISTRY.get_sample_value(name, labels) or 0.0
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    client = new_http_client()
-    yield client
-    await client.aclose()
 
 
 def _conn(http: httpx.AsyncClient, call_timeout: float = 60.0) -> Connection:

@@ -9,21 +9,13 @@ moment is made on purpose.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 from a2a.types import AgentCard
 
 from a2aconsole.core.agents import AgentEntry
-from a2aconsole.core.client import Connection, Remote, card_summary, new_http_client
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    client = new_http_client()
-    yield client
-    await client.aclose()
+from a2aconsole.core.client import Connection, Remote, card_summary
 
 
 @pytest.mark.parametrize("steps", range(4))

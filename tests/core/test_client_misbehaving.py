@@ -13,7 +13,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from a2aconsole.core.client import MAX_CARD_BYTES, new_http_client
+from a2aconsole.core.client import MAX_CARD_BYTES
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import TestAgent
 from tests.support.toolkit import TARGET, entry, make_tool, write_agents
@@ -89,13 +89,6 @@ def other() -> Iterator[Misbehaving]:
     s.stop()
 
 
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    client = new_http_client()
-    yield client
-    await client.aclose()
-
-
 def card_json(interface_url: str, **changes: Any) -> dict[str, Any]:
     agent = TestAgent()  # only for its card: never started
     agent._sock.close()
@@ -151,7 +144,7 @@ async def test_interface_elsewhere_and_garbage_rpc_answers(
     far: Misbehaving, other: Misbehaving, http: httpx.AsyncClient, workspace: Workspace, caplog: Any
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    write_agents(workspace, entry("far", keyed_url(far), key=KEY))
+    write_agents(workspace, entry("far", keyed_url(far), key=KEY, trustedOrigins=[other.url]))  # confirmed
     tool = make_tool(http, workspace)
     far.routes["/.well-known/agent-card.json"] = lambda r: JSONResponse(card_json(f"{other.url}/rpc"))
     answers: list[tuple[Handler, str]] = [

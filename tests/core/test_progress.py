@@ -4,10 +4,7 @@ wait or a watch follows the task, on both SDKs."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
-import httpx
-import pytest
 from a2a.types import (
     Artifact,
     Message,
@@ -30,13 +27,6 @@ from a2aconsole.core.workspace import Workspace
 from tests.support.js_agents import SdkAgent
 from tests.support.toolkit import TARGET, entry, make_tool, write_agents
 from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink, add_record, eventually, start_task
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    client = new_http_client()
-    yield client
-    await client.aclose()
 
 
 def progress(sink: WaitableSink) -> list[tuple[str, str, str]]:

@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import os
 import socket
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
@@ -25,13 +24,6 @@ from tests.support.js_agents import SdkAgent
 from tests.support.locks import held_by_a_thread
 from tests.support.toolkit import TARGET, entry, make_tool, write_agents
 from tests.support.watching import SignalClock, WaitableDelivery, add_record, eventually, start_task
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    client = new_http_client()
-    yield client
-    await client.aclose()
 
 
 def sending(ws: Workspace) -> list:

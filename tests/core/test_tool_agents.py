@@ -4,25 +4,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
-import httpx
-import pytest
-
-from a2aconsole.core.client import new_http_client
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import TestAgent
 from tests.support.js_agents import SdkAgent
 from tests.support.toolkit import TARGET, entry, make_tool, write_agents
 
 DEAD_URL = "http://127.0.0.1:9/"  # the discard port: nothing listens there
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    client = new_http_client()
-    yield client
-    await client.aclose()
 
 
 async def test_agents_lists_cards_and_skills(http, workspace: Workspace, agent: TestAgent) -> None:

@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
-import httpx
 import pytest
 
-from a2aconsole.core.client import new_http_client
 from a2aconsole.core.clock import FakeClock
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import PDF_BYTES, TestAgent
 from tests.support.toolkit import TARGET, entry, make_tool, write_agents
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    client = new_http_client()
-    yield client
-    await client.aclose()
 
 
 @pytest.fixture

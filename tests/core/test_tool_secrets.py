@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import httpx
 import pytest
 
-from a2aconsole.core.client import new_http_client
 from a2aconsole.core.clock import FakeClock
 from a2aconsole.core.events import MemorySink
 from a2aconsole.core.pending import WatchRecord
@@ -23,13 +20,6 @@ from tests.support.toolkit import TARGET, entry, make_tool, write_agents
 KEY = "k3y-of-the-echo-agent-0123456789"
 TOKEN = "push-token-of-a-watch-abcdefghijklmnopqrstuvw"
 OWN_STATE = "is the console's own state (agent keys, push tokens); it can never be attached"
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    client = new_http_client()
-    yield client
-    await client.aclose()
 
 
 @pytest.fixture

@@ -5,12 +5,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from a2aconsole.core.attachments import Attachment
@@ -26,13 +25,6 @@ from tests.support.js_agents import SdkAgent
 from tests.support.memory import reset_peak, status_kb
 from tests.support.toolkit import TARGET, RecordingWatches, entry, make_tool, write_agents
 from tests.support.watching import eventually
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    client = new_http_client()
-    yield client
-    await client.aclose()
 
 
 @pytest.fixture
@@ -510,7 +502,7 @@ async def test_key_never_sent_to_another_origin(
 ) -> None:
     other = make_agent()
     decoy = make_agent(key="origin-key-5", interface_url=other.url)  # its card sends calls to `other`
-    write_agents(workspace, entry("decoy", decoy, key="origin-key-5"))
+    write_agents(workspace, entry("decoy", decoy, key="origin-key-5", trustedOrigins=[other.url]))  # confirmed
     await make_tool(http, workspace).run("send", {"agent": "decoy", "message": "hello"}, TARGET)
     assert other.requests, "the call went to the interface URL"
     for _, _, headers in other.requests:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
-import httpx
 import pytest
 
 from a2aconsole.core.attachments import Attachment
@@ -20,13 +19,6 @@ from a2aconsole.core.workspace import Workspace
 from tests.support.js_agents import SdkAgent
 from tests.support.toolkit import TARGET, RecordingWatches, entry, make_tool, write_agents
 from tests.support.watching import eventually
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    client = new_http_client()
-    yield client
-    await client.aclose()
 
 
 async def _watched_hold(tool, clock: FakeClock, gate: str, agent: str = "echo") -> dict:

@@ -5,7 +5,8 @@
 // over a small control API, each served under its own path prefix `/<id>/` with its own card, task store
 // and recordings, so one process serves every test of a session:
 //
-//   POST   /_control/agents          {key, bearerOnly, streaming, push, extended, messageOnly, binding, name}
+//   POST   /_control/agents          {key, bearerOnly, streaming, push, extended, messageOnly, binding, name,
+//                                     interfaceUrl, decoyInterface}
 //                                    -> {id, url}
 //   GET    /_control/agents/<id>     -> {received, requests, methods, finished}
 //   POST   /_control/agents/<id>/release/<gate>
@@ -127,8 +128,8 @@ class TestAgent {
     const rest = o.binding === 'HTTP+JSON';
     const card = {
       name: o.name || 'Loopback test agent', description: o.description || 'A scripted agent for tests',
-      supportedInterfaces: [{ url: rest ? `${this.url}rest` : this.url, protocolBinding: rest ? 'HTTP+JSON' : 'JSONRPC',
-        tenant: '', protocolVersion: A2A_PROTOCOL_VERSION }],
+      supportedInterfaces: [{ url: o.interfaceUrl || (rest ? `${this.url}rest` : this.url),
+        protocolBinding: rest ? 'HTTP+JSON' : 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION }],
       version: '1.0.0',
       capabilities: { streaming: o.streaming !== false, pushNotifications: o.push !== false, extensions: [],
         extendedAgentCard: Boolean(o.extended) },
@@ -148,6 +149,9 @@ class TestAgent {
         : ['apikey', { $case: 'apiKeySecurityScheme', value: { location: 'header', name: 'X-API-Key', description: '' } }];
       card.securitySchemes[name] = { scheme };
       card.securityRequirements.push({ schemes: { [name]: { list: [] } } });
+    }
+    if (o.decoyInterface) {
+      card.supportedInterfaces.unshift({ ...card.supportedInterfaces[0], url: o.decoyInterface });
     }
     return card;
   }

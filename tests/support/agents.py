@@ -95,7 +95,8 @@ class AgentOptions:
     push: bool = True
     extended: bool = False
     message_only: bool = False
-    interface_url: str | None = None  # the card's interface URL, when it should point elsewhere (key-origin tests)
+    interface_url: str | None = None  # the card's interface URL, when it should point elsewhere (origin tests)
+    decoy_interface: str | None = None  # an interface at this URL listed before the agent's own (origin tests)
     drop_streams: bool = False  # answer SubscribeToTask with a stream that ends at once (a dropped stream)
     legacy: bool = False  # speak protocol 0.3: a legacy card (url, protocolVersion 0.3.0) and the 0.3 JSON-RPC methods
     one_task_per_context: bool = False  # refuse a new task in a context whose `hold` task still runs ("busy")
@@ -436,11 +437,8 @@ class TestAgent:
             description=o.description,
             version="1.0.0",
             supported_interfaces=[
-                AgentInterface(
-                    url=o.interface_url or self.url,
-                    protocol_binding="JSONRPC",
-                    protocol_version="0.3.0" if o.legacy else "1.0",
-                )
+                AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="0.3.0" if o.legacy else "1.0")
+                for url in ([o.decoy_interface] if o.decoy_interface else []) + [o.interface_url or self.url]
             ],
             capabilities=AgentCapabilities(
                 streaming=o.streaming, push_notifications=o.push, extended_agent_card=o.extended

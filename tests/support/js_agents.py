@@ -23,7 +23,7 @@ from tests.support.agents import AgentOptions, Received, TestAgent
 JS_DIR = Path(__file__).resolve().parents[1] / "js"
 START_TIMEOUT = 20.0
 # the JS agent speaks the Python agent's options; these it does not offer (tests needing them stay Python-only)
-_UNSUPPORTED = ("interface_url", "drop_streams", "legacy", "one_task_per_context")
+_UNSUPPORTED = ("drop_streams", "legacy", "one_task_per_context")
 
 
 class JsAgentHost:
@@ -89,6 +89,8 @@ class JsAgentHost:
             "extended": opts.extended,
             "messageOnly": opts.message_only,
             "binding": "HTTP+JSON" if rest else "JSONRPC",
+            "interfaceUrl": opts.interface_url,
+            "decoyInterface": opts.decoy_interface,
         }
         made = self.control.post("/agents", json=body).raise_for_status().json()
         return JsAgent(self, made["id"], made["url"], opts)

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.test import override_settings
+from django.test import AsyncClient, override_settings
 
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.tool import A2ATool
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.models import ChatTarget
 from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
-from tests.support.console import CONSOLE_SETTINGS, owner_session
+from tests.support.console import CONSOLE_SETTINGS, create_owner, owner_session
 
 
 @pytest.fixture
@@ -50,3 +50,11 @@ async def tool(console_target: ChatTarget, client_settings: ClientSettings) -> A
 def owner_cookie() -> str:
     """The owner logged in: its session cookie (needs a django_db mark)."""
     return owner_session()
+
+
+@pytest.fixture
+async def owner() -> AsyncClient:
+    """A test client logged in as the owner (needs a django_db mark)."""
+    c = AsyncClient()
+    await c.aforce_login(await sync_to_async(create_owner)())
+    return c

@@ -31,13 +31,6 @@ KEY = "k-card-NEVER-SHOWN-4e1"
 HX = {"HX-Request": "true"}
 
 
-@pytest.fixture
-async def owner() -> AsyncClient:
-    c = AsyncClient()
-    await c.aforce_login(await sync_to_async(create_owner)())
-    return c
-
-
 def card_gets(agent: TestAgent) -> int:
     return sum(1 for method, path, _ in agent.requests if method == "GET" and path.endswith("agent-card.json"))
 

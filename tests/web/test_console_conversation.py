@@ -16,18 +16,11 @@ from a2aconsole.core.tool import A2ATool
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.models import ChatTarget
 from tests.support.agents import TestAgent
-from tests.support.console import CONSOLE_SETTINGS, add_agent, create_owner, record_event
+from tests.support.console import CONSOLE_SETTINGS, add_agent, record_event
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 KEY = "k-conversation-secret"
-
-
-@pytest.fixture
-async def owner() -> AsyncClient:
-    c = AsyncClient()
-    await c.aforce_login(await sync_to_async(create_owner)())
-    return c
 
 
 async def test_send_shows_the_answer(owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent) -> None:

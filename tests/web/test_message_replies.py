@@ -11,16 +11,9 @@ from a2aconsole.core.tool import A2ATool
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.models import TaskEvent, TaskRecord
 from tests.support.agents import TestAgent
-from tests.support.console import add_agent, create_owner
+from tests.support.console import add_agent
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-async def owner() -> AsyncClient:
-    c = AsyncClient()
-    await c.aforce_login(await sync_to_async(create_owner)())
-    return c
 
 
 async def test_message_reply_is_stored_and_shown_after_reload(

@@ -26,7 +26,7 @@ from django.utils import timezone
 from django.utils.timesince import timesince
 from django.views.decorators.http import require_POST
 
-from a2aconsole.core.agents import AgentEntry, is_http_url
+from a2aconsole.core.agents import AgentEntry, is_http_url, mask_url, origin
 from a2aconsole.core.client import card_json
 from a2aconsole.core.errors import A2AConsoleError
 from a2aconsole.core.workspace import AgentsFile
@@ -118,6 +118,31 @@ def ago(at: datetime | None) -> str:
     return f"{timesince(at, depth=1)} ago"
 
 
+def interfaces(entry: AgentEntry, card: dict[str, Any]) -> list[dict[str, Any]]:
+    """The card's interfaces as the agent page shows them: where each points (masked), its origin and binding,
+    and whether the console calls it (on the entry's own origin, or one the owner trusted)."""
+    out = []
+    for i in card.get("supportedInterfaces") or []:
+        if isinstance(i, dict):
+            url = str(i.get("url", ""))
+            o = origin(url)
+            out.append(
+                {
+                    "url": mask_url(url),
+                    "origin": o or mask_url(url),
+                    "binding": str(i.get("protocolBinding", "")),
+                    "own": o == entry.origin,
+                    "trusted": bool(o) and o in entry.trusted_origins,
+                }
+            )
+    return out
+
+
+def elsewhere(entry: AgentEntry, card: dict[str, Any]) -> list[str]:
+    """The origins the card points calls at that the console does not call: the owner's to decide."""
+    return sorted({i["origin"] for i in interfaces(entry, card) if not (i["own"] or i["trusted"])})
+
+
 def _row(entry: AgentEntry, snap: CardSnapshot | None) -> dict[str, Any]:
     """One agent as the list shows it: the entry (no key, masked URL) and its last known card."""
     card = snap.card if snap is not None else {}
@@ -133,6 +158,7 @@ def _row(entry: AgentEntry, snap: CardSnapshot | None) -> dict[str, Any]:
         "streaming": bool(caps.get("streaming")) if known else None,
         "push": bool(caps.get("pushNotifications")) if known else None,
         "version": card.get("version", ""),
+        "elsewhere": elsewhere(entry, card),
         "checked_at": snap.checked_at if snap else None,
         "fetched_at": snap.fetched_at if snap else None,
         "error": snap.error if snap else "",
@@ -248,7 +274,11 @@ async def agent_detail(request: HttpRequest, name: str) -> HttpResponse:
             "masked_url": entry.masked_url,
             "has_key": bool(entry.key),
             "description": entry.description or "",
+            "origin": entry.origin,
+            "trusted_origins": entry.trusted_origins,
         },
+        "interfaces": interfaces(entry, card) if card else [],
+        "elsewhere": elsewhere(entry, card) if card else [],
         "info": info,
         "error": got.error if not got.recorded else None,
         "send_url": reverse("conversation", args=[target.id]),

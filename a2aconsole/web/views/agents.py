@@ -16,6 +16,7 @@ from typing import Any
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
 from a2aconsole.core.agents import mask_url
 from a2aconsole.core.errors import ConflictError, ValidationError
@@ -31,7 +32,7 @@ from a2aconsole.web.agents_text import (
     without_typed_secrets,
 )
 from a2aconsole.web.file_conflict import marker_lines, merged, side_by_side, unified
-from a2aconsole.web.forms import AgentForm, RawAgentsForm, VersionForm
+from a2aconsole.web.forms import AgentForm, OriginForm, RawAgentsForm, VersionForm
 from a2aconsole.web.views import scope
 
 log = logging.getLogger(__name__)
@@ -305,6 +306,51 @@ def agent_delete(request: HttpRequest, name: str) -> HttpResponse:
         "web/agents/delete.html",
         {"nav": "agents", "title": f"Delete {name}", "entry": _entry_view(entry), "version": af.version},
     )
+
+
+@require_POST
+def agent_origin(request: HttpRequest, name: str) -> HttpResponse:
+    """Trust (or stop trusting) another origin for the agent's calls: its card named an interface there, which
+    the console does not call unless the owner says so here. Recorded in the entry's `trustedOrigins`."""
+    ws = scope.console_workspace()
+    af = ws.read_agents()
+    form = OriginForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Not changed: " + "; ".join(e for errs in form.errors.values() for e in errs))
+        return redirect("agent", name=name) if af.get(name) is not None else redirect("agents")
+    d = form.cleaned_data
+    stale = d["version"] != af.version
+    raw = [] if stale or _broken(af) else _raw_entries(af)
+    i = _index_of(raw, name)
+    if i is None or not isinstance(raw[i], dict):
+        why = _broken(af) if not stale else None
+        messages.error(request, f"Not changed: {why or 'agents.json changed since the page was shown; look again'}.")
+        return redirect("agent", name=name) if af.get(name) is not None else redirect("agents")
+    entry = af.get(name)
+    trusted = [o for o in entry.trusted_origins if o != d["origin"]] if entry else []
+    if d["action"] == "trust":
+        trusted.append(d["origin"])
+    if trusted:
+        raw[i]["trustedOrigins"] = trusted
+    else:
+        raw[i].pop("trustedOrigins", None)
+    try:
+        ws.save_agents(raw, d["version"])
+    except (ConflictError, ValidationError) as e:
+        why = "; ".join(e.problems) if isinstance(e, ValidationError) else "agents.json changed meanwhile; look again"
+        messages.error(request, f"Not changed: {why}.")
+        return redirect("agent", name=name)
+    if d["action"] == "trust":
+        audit.record(request, "agent-origin-trusted", name, detail=d["origin"])
+        messages.success(
+            request,
+            f"{name}: calls may now go to {d['origin']} (its key is still sent only to "
+            f"{entry.origin if entry else 'its own origin'}).",
+        )
+    else:
+        audit.record(request, "agent-origin-revoked", name, detail=d["origin"])
+        messages.success(request, f"{name}: no more calls go to {d['origin']}.")
+    return redirect("agent", name=name)
 
 
 def agents_file(request: HttpRequest) -> HttpResponse:
