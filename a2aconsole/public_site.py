@@ -19,6 +19,7 @@ from a2aconsole.core.errors import ConfigError
 
 ONE_YEAR = 365 * 24 * 3600
 PUSH_PATH = r"^a2a/push/"
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 @dataclass(frozen=True)
@@ -68,32 +69,39 @@ class PublicSite:
         }
 
 
-def parse_public_url(name: str, value: str) -> str:
-    """An origin as browsers send it (`https://console.example`, lower case, no default port).
-
-    No path (the console is served at the root), no credentials, query or fragment.
-    """
-    v = value.strip().rstrip("/")
+def web_origin(value: str) -> str | None:
+    """`value` as browsers send an origin (`https://console.example`: lower case, no default port), or None
+    when it is not an http(s) origin (another scheme, a path, credentials, query, fragment, a bad port)."""
     try:
-        parts = urlsplit(v)
+        parts = urlsplit(value)
         port = parts.port
     except ValueError:
-        parts, port = None, None
+        return None
+    scheme = parts.scheme.lower()
     if (
-        parts is None
-        or parts.scheme.lower() not in ("http", "https")
+        scheme not in DEFAULT_PORTS
         or not parts.hostname
         or parts.username is not None
         or parts.path
         or parts.query
         or parts.fragment
     ):
-        raise ConfigError(f"{name}={value!r}: expected the console's origin, such as https://console.example")
-    scheme = parts.scheme.lower()
+        return None
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-    if port is not None and port != {"http": 80, "https": 443}[scheme]:
+    if port is not None and port != DEFAULT_PORTS[scheme]:
         host = f"{host}:{port}"
     return f"{scheme}://{host}"
+
+
+def parse_public_url(name: str, value: str) -> str:
+    """The console's origin from `value` (see web_origin); a trailing slash is allowed.
+
+    No path (the console is served at the root), no credentials, query or fragment.
+    """
+    origin = web_origin(value.strip().rstrip("/"))
+    if origin is None:
+        raise ConfigError(f"{name}={value!r}: expected the console's origin, such as https://console.example")
+    return origin
 
 
 def parse_seconds(name: str, value: str) -> int:

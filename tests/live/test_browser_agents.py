@@ -7,10 +7,10 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.support.agents import TestAgent, start_agent
-from tests.support.browser import WAIT_MS, console_errors, launch, logged_in, shot
+from tests.support.browser import WAIT_MS, console_errors, owner_browser, shot
 from tests.support.console_server import ConsoleServer
 
 KEY = "k-browser-agents-secret"
@@ -38,12 +38,8 @@ def server(tmp_path_factory: pytest.TempPathFactory, bot: TestAgent) -> Iterator
 
 @pytest.fixture(scope="module")
 def context(server: ConsoleServer) -> Iterator[BrowserContext]:
-    with sync_playwright() as p:
-        browser = launch(p)
-        ctx = logged_in(browser, server.url, width=1280)
+    with owner_browser(server.url, width=1280) as ctx:
         yield ctx
-        ctx.close()
-        browser.close()
 
 
 @pytest.fixture

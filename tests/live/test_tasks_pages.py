@@ -8,11 +8,11 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import BrowserContext, expect, sync_playwright
+from playwright.sync_api import BrowserContext, expect
 
 from tests.live.test_browser_console import send
 from tests.support.agents import TestAgent, start_agent
-from tests.support.browser import console_errors, duplicate_ids, launch, live, logged_in, shot
+from tests.support.browser import console_errors, duplicate_ids, live, owner_browser, shot
 from tests.support.console_server import ConsoleServer
 
 pytestmark = [pytest.mark.timeout(120)]
@@ -37,12 +37,8 @@ def server(tmp_path_factory: pytest.TempPathFactory, bot: TestAgent) -> Iterator
 
 @pytest.fixture(scope="module")
 def context(server: ConsoleServer) -> Iterator[BrowserContext]:
-    with sync_playwright() as p:
-        browser = launch(p)
-        ctx = logged_in(browser, server.url)
+    with owner_browser(server.url) as ctx:
         yield ctx
-        ctx.close()
-        browser.close()
 
 
 def test_tasks_and_conversation_live_without_console_errors(context: BrowserContext, bot: TestAgent) -> None:

@@ -3,9 +3,11 @@ screenshots, and the page's console errors."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 
 from tests.support.console_server import OWNER, PASSWORD
 
@@ -41,6 +43,17 @@ def logged_in(browser: Browser, url: str, width: int = 1100) -> BrowserContext:
     expect(page.get_by_role("heading", name="Dashboard")).to_be_visible(timeout=WAIT_MS)
     page.close()
     return ctx
+
+
+@contextmanager
+def owner_browser(url: str, width: int = 1100) -> Iterator[BrowserContext]:
+    """A Chromium of its own with the owner logged in (a module's `context` fixture), closed afterwards."""
+    with sync_playwright() as p:
+        browser = launch(p)
+        ctx = logged_in(browser, url, width)
+        yield ctx
+        ctx.close()
+        browser.close()
 
 
 def shot(page: Page, name: str) -> None:

@@ -31,8 +31,8 @@ def owner_session() -> str:
 
 
 async def connect_socket(path: str, cookie: str | None) -> tuple[WebsocketCommunicator, bool]:
-    """A console tab's WebSocket through the routed ASGI app, from an allowed origin, logged in with `cookie`."""
-    headers = [(b"origin", b"http://127.0.0.1")]
+    """A console tab's WebSocket through the routed ASGI app, from the console's own page, logged in with `cookie`."""
+    headers = [(b"host", b"127.0.0.1"), (b"origin", b"http://127.0.0.1")]
     if cookie:
         headers.append((b"cookie", f"sessionid={cookie}".encode()))
     comm = WebsocketCommunicator(application, path, headers=headers)
