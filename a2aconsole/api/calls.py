@@ -121,6 +121,8 @@ def _member(name: str, value: object, spec: dict[str, Any]) -> Any:
             _text(f"{name}[{i}]", item, items["maxLength"], name)
         return value
     if kind == "integer":
+        if isinstance(value, float) and value.is_integer():  # JSON has one number type: 2.0 is the integer 2
+            value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or not spec["minimum"] <= value <= spec["maximum"]:
             raise BadCall(name, f"{name} must be a whole number from {spec['minimum']} to {spec['maximum']}")
         return value
