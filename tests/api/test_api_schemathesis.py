@@ -22,6 +22,7 @@ from a2aconsole.asgi import application
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.models import ApiToken, ChatTarget
 from a2aconsole.web.runtime import close_runtime
+from tests.support.asgi import asgi_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -50,7 +51,7 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-# The document as `/api/v1/openapi.json` serves it (test_openapi_is_served checks they are the same), sent to the
+# The document as `/api/v1/openapi.json` serves it (test_the_fuzzed_document_is_the_served_one), sent to the
 # ASGI app as `from_asgi` would. Not `from_asgi` itself nor `pytest.from_fixture`: the first would call the app at
 # collection, the second runs its cases as subtests, which set `item._nodeid` (gone in pytest 9).
 schema = schemathesis.openapi.from_dict(openapi_document("http://testserver"), config=CONFIG)
@@ -78,3 +79,9 @@ def token(workspace: Workspace) -> Iterator[str]:
 )
 def test_the_api_answers_as_its_openapi_json_says(case: schemathesis.Case, token: str) -> None:
     case.call_and_validate(headers={"Authorization": f"Bearer {token}"})
+
+
+async def test_the_fuzzed_document_is_the_served_one() -> None:
+    async with asgi_client() as client:
+        resp = await client.get("/api/v1/openapi.json")
+    assert resp.status_code == 200 and resp.json() == schema.raw_schema
