@@ -98,6 +98,8 @@ def _text(label: str, value: object, cap: int, member: str) -> str:
 def _member(name: str, value: object, spec: dict[str, Any]) -> Any:
     """One member checked against its schema: its type, caps, and that every string in it is real text."""
     kind = spec.get("type")
+    if value is None:  # the schema has no null: a host that means "none" leaves the member out
+        raise BadCall(name, f"{name} must not be null: leave it out, or give a {kind or 'value'}")
     if "enum" in spec:  # one of a few names (`action`): nothing else to check
         if value not in spec["enum"]:
             raise BadCall(name, f"{name} must be one of {', '.join(spec['enum'])}")
@@ -119,6 +121,8 @@ def _member(name: str, value: object, spec: dict[str, Any]) -> Any:
             _text(f"{name}[{i}]", item, items["maxLength"], name)
         return value
     if kind == "integer":
+        if isinstance(value, float) and value.is_integer():  # JSON has one number type: 2.0 is the integer 2
+            value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or not spec["minimum"] <= value <= spec["maximum"]:
             raise BadCall(name, f"{name} must be a whole number from {spec['minimum']} to {spec['maximum']}")
         return value
@@ -137,7 +141,7 @@ def parse_call(data: object) -> ToolCall:
         raise BadCall(shown, f"unknown field {shown!r}; allowed: {', '.join(FIELDS)}")
     if data.get("action") is None:
         raise BadCall("action", "action is required: one of " + ", ".join(ACTIONS))
-    values = {name: _member(name, data[name], props[name]) for name in props if data.get(name) is not None}
+    values = {name: _member(name, data[name], props[name]) for name in props if name in data}
     action: str = values.pop("action")
     hops: int | None = values.pop("hops", None)
     for name in NEEDS[action]:

@@ -118,3 +118,24 @@ def test_the_cli_sends_files_only_and_names_the_rule(
     assert a2a("send", "--agent", "echo", "--file", "a.txt")["state"] == "completed"
     assert [p.get("filename") for p in echo.received[0].parts] == ["a.txt"]
     assert a2a("send", "--agent", "echo") == {"error": "send needs a message or files"}
+
+
+async def test_a_null_member_is_a_400_naming_it(host: Host, echo: TestAgent) -> None:
+    """openapi.json gives no member a null type (hops: integer 0..1000). Before: `"hops": null` and the other members'
+    nulls were taken as absent, so the call ran (a 200) with the kept hop count: what the schema refuses, answered."""
+    base = {"action": "send", "agent": "echo", "message": "hi"}
+    for name in ("hops", "contextId", "taskId", "files"):
+        status, answer = await host.call({**base, name: None})
+        assert (status, answer["field"]) == (400, name), answer
+        assert "must not be null" in answer["error"], answer
+    status, answer = await host.call({"action": "send", "agent": "echo", "files": ["a.txt"], "message": None})
+    assert (status, answer["field"]) == (400, "message"), answer
+    assert echo.methods == []
+
+
+async def test_a_whole_number_written_as_a_float_is_an_integer(host: Host) -> None:
+    """JSON has one number type: openapi.json's `integer` takes 2.0 (found by schemathesis). Before: a 400."""
+    status, _ = await host.call({"action": "agents", "hops": 2.0})
+    assert status == 200
+    status, answer = await host.call({"action": "agents", "hops": 2.5})
+    assert (status, answer["field"]) == (400, "hops"), answer
