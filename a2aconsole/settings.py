@@ -198,7 +198,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "a2aconsole.web.content_policy.StaticOnlyPolicy",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -211,14 +211,16 @@ MIDDLEWARE = [
 ]
 
 # Content-Security-Policy (django-csp 4): only the console's own files run or style a page, so a script an
-# agent manages to inject into one cannot run. No inline script, style attribute or hx-on in any template
-# (tests/web/test_csp.py checks); htmx's eval and injected indicator style are off (layout.html).
+# agent manages to inject into one cannot run. script-src and style-src are narrowed to the static folder at
+# the request's origin (web/content_policy.py), so a file an agent sent cannot be loaded as either. No inline
+# script, style attribute or hx-on in any template (tests/web/test_csp.py checks); htmx's eval and injected
+# indicator style are off (layout.html).
 # 'self' in connect-src covers the same host's ws:// and wss:// (CSP Level 3; every current browser).
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],
-        "script-src": [SELF],
-        "style-src": [SELF],
+        "script-src": [NONE],  # pages: the static folder (web/content_policy.py); probes and the API: nothing
+        "style-src": [NONE],
         "img-src": [SELF],
         "connect-src": [SELF],
         "object-src": [NONE],

@@ -17,12 +17,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from asgiref.sync import markcoroutinefunction
 from django.core.handlers.asgi import ASGIHandler
-from django.core.handlers.exception import convert_exception_to_response
-from django.http import HttpRequest, HttpResponseBase
-from django.utils.module_loading import import_string
 
+from a2aconsole.web.in_loop import in_loop_chain
 from a2aconsole.web.views.push import PUSH_PREFIX
 
 from .errors import API_PREFIX
@@ -34,23 +31,6 @@ API_MIDDLEWARE = (
     "django.middleware.common.CommonMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 )
-
-
-class InLoop:
-    """A classic middleware whose hooks run in the event loop rather than through `sync_to_async`."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], Awaitable[HttpResponseBase]], path: str) -> None:
-        self.get_response = get_response
-        self.inner: Any = import_string(path)(get_response)
-        assert not any(hasattr(self.inner, h) for h in ("process_view", "process_exception")), path
-        markcoroutinefunction(self)
-
-    async def __call__(self, request: HttpRequest) -> HttpResponseBase:
-        response = self.inner.process_request(request) if hasattr(self.inner, "process_request") else None
-        response = response or await self.get_response(request)
-        if hasattr(self.inner, "process_response"):
-            response = self.inner.process_response(request, response)
-        return response
 
 
 class ApiHandler(ASGIHandler):
@@ -70,10 +50,7 @@ class ApiHandler(ASGIHandler):
         self._view_middleware: list[Any] = []
         self._template_response_middleware: list[Any] = []
         self._exception_middleware: list[Any] = []
-        handler = convert_exception_to_response(self._get_response_async)
-        for path in reversed(API_MIDDLEWARE):
-            handler = convert_exception_to_response(InLoop(handler, path))
-        self._middleware_chain = handler
+        self._middleware_chain = in_loop_chain(self._get_response_async, API_MIDDLEWARE)
 
 
 def split_api(console: Any) -> Callable[..., Awaitable[None]]:

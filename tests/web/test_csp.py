@@ -18,7 +18,7 @@ from a2aconsole.core.workspace import Workspace
 from a2aconsole.web import owner
 from a2aconsole.web.models import ApiToken, ChatTarget
 from tests.support.console import create_owner
-from tests.support.csp import assert_strict_csp, inline_code, template_code
+from tests.support.csp import assert_strict_csp, directives, inline_code, template_code
 from tests.web.test_auth import _walk
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,3 +129,40 @@ def test_the_template_check_sees_through_django_tags() -> None:
 def test_the_check_passes_what_the_policy_allows() -> None:
     page = '<script src="/static/js/console.js" defer></script><p class="x" data-style="y">on=1 style=2</p>'
     assert inline_code(page) == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("host", ["testserver", "localhost", "127.0.0.1:8901", "[::1]:8080"])
+def test_scripts_and_styles_come_only_from_the_static_folder_of_the_pages_origin(host: str, settings: object) -> None:
+    """Not 'self': under 'self' a console page would run a file an agent sent (/files/...) as its script."""
+    settings.ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1", "[::1]"]  # type: ignore[attr-defined]
+    policy = directives(Client().get("/login/", HTTP_HOST=host))
+    assert policy["script-src"] == policy["style-src"] == [f"http://{host}/static/"]
+    secure = directives(Client().get("/login/", HTTP_HOST=host, secure=True))
+    assert secure["script-src"] == [f"https://{host}/static/"]
+
+
+@pytest.mark.django_db
+def test_a_request_for_a_host_not_allowed_gets_no_script_source() -> None:
+    refused = Client().get("/login/", HTTP_HOST="evil.example")
+    assert refused.status_code == 400
+    assert directives(refused)["script-src"] == directives(refused)["style-src"] == ["'none'"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("name", "content"), [("code.js", b"window.pwned = 1;"), ("style.css", b"body{background:red}"), ("p.html", b"<b>")]
+)
+def test_a_file_an_agent_sent_is_served_as_a_download_nothing_can_run(ws: Workspace, name: str, content: bytes) -> None:
+    ChatTarget.objects.create(id="console", name="Console", workspace=str(ws.root))
+    planted = ws.inbox_dir / "evil" / name
+    planted.parent.mkdir(parents=True)
+    planted.write_bytes(content)
+    client = Client()
+    client.force_login(create_owner())
+    got = client.get(f"/files/console/inbox/a2a/evil/{name}")
+    assert got.status_code == 200 and b"".join(got.streaming_content) == content
+    assert got["Content-Type"] == "application/octet-stream"
+    assert got["X-Content-Type-Options"] == "nosniff"
+    assert got["Content-Disposition"] == f'attachment; filename="{name}"'
+    assert directives(got) == {"sandbox": [], "default-src": ["'none'"]}

@@ -10,9 +10,11 @@ import logging
 import sys
 from collections.abc import Iterator
 
+import httpx
 import pytest
 from channels.testing import ApplicationCommunicator, HttpCommunicator
 from django.contrib.auth.models import User
+from django.http import HttpResponse
 from django.test import Client, override_settings
 
 from a2aconsole.asgi import application
@@ -22,6 +24,7 @@ from a2aconsole.web.body_limit import MARGIN_BYTES, body_cap
 from a2aconsole.web.models import ChatTarget
 from a2aconsole.web.request_log import ClientErrorLine
 from tests.support.console_server import ConsoleServer
+from tests.support.csp import assert_strict_csp
 from tests.support.memory import reset_peak, status_kb
 from tests.support.raw_http import chunked, request, zeros
 
@@ -158,6 +161,7 @@ async def test_static_path_outside_the_folder_is_400(caplog: pytest.LogCaptureFi
     comm.scope["path"] = "/static/../../etc/passwd"  # as daphne and uvicorn decode it
     with caplog.at_level(logging.INFO):
         r = await comm.get_response(5)
+        await comm.wait(5)  # the handler closes the request's body file once the answer is sent
     assert r["status"] == 400
     assert b"passwd" not in r["body"] and b"/static" not in r["body"]
     assert one_line(caplog).name == "django.security.SuspiciousFileOperation"
@@ -217,3 +221,31 @@ def test_server_errors_keep_their_traceback() -> None:
         )
     record.status_code = 500
     assert ClientErrorLine().filter(record) and record.exc_info is not None and record.levelno == logging.ERROR
+
+
+# -- #28 item 6: the static folder's answers carry the security headers and never touch a cookie ------------------
+
+OWNERS_COOKIES = "csrftoken=4rV8mWq1ZnTq0YvTNoHq8uQ3Kx2W1aBc; sessionid=abc"
+
+
+@pytest.mark.parametrize("cookie", ["", OWNERS_COOKIES])
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [("/static/css/web.css", 200), ("/static/nope.css", 404), ("/static/%2e%2e/%2e%2e/etc/passwd", 400)],
+)
+def test_static_answers_carry_the_security_headers_and_no_cookie(
+    console: ConsoleServer, path: str, status: int, cookie: str
+) -> None:
+    """A 404 there set a fresh `csrftoken` (the owner's open forms then answered 403) and, like every static
+    answer, had no CSP, frame denial, nosniff or Referrer-Policy."""
+    r = httpx.get(console.url + path, headers={"Cookie": cookie} if cookie else {})
+    assert r.status_code == status
+    assert "set-cookie" not in r.headers
+    assert r.headers["x-frame-options"] == "DENY"
+    assert r.headers["x-content-type-options"] == "nosniff"
+    assert r.headers["referrer-policy"] == "same-origin"
+    assert r.headers["cross-origin-opener-policy"] == "same-origin"
+    assert_strict_csp(path, HttpResponse(headers={"Content-Security-Policy": r.headers["content-security-policy"]}))
+    assert r.headers["content-security-policy"].count(f"{console.url}/static/") == 2  # script-src, style-src
+    if status != 200:
+        assert r.headers["content-type"] == "text/plain; charset=utf-8" and b"passwd" not in r.content

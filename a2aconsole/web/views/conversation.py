@@ -182,6 +182,9 @@ def _fresh_form(names: list[str], reply: dict[str, Any]) -> SendForm:
     return SendForm(agents=names, initial={"agent": reply.get("agent", ""), "context_id": reply.get("contextId", "")})
 
 
+DOWNLOAD_POLICY = "sandbox; default-src 'none'"
+
+
 def download(request: HttpRequest, target: str, path: str) -> HttpResponse:
     """A file an agent returned, from the target's workspace inbox only (no other path is served)."""
     t = scope.target_or_404(target)
@@ -197,4 +200,9 @@ def download(request: HttpRequest, target: str, path: str) -> HttpResponse:
         handle = full.open("rb")
     except OSError:
         raise Http404("no such file") from None
-    return FileResponse(handle, as_attachment=True, filename=full.name)
+    # Never the file's own type: served as text/javascript or text/css, a file an agent planted could be loaded
+    # by a console page as its script or style. The name (and so the type) is in Content-Disposition only, and
+    # the download's own policy lets nothing in it run, even opened directly (nosniff: SecurityMiddleware).
+    response = FileResponse(handle, as_attachment=True, filename=full.name, content_type="application/octet-stream")
+    response["Content-Security-Policy"] = DOWNLOAD_POLICY
+    return response

@@ -1,6 +1,11 @@
-"""Cross-site WebSocket hijacking, with the attacker's own tool: a real Chromium, the owner logged in to the real
-console, and a page of another origin (another loopback port) opening the console's chat socket. Chromium sends
-the session cookie along (same site); the console must refuse the socket, while its own pages stay live."""
+"""Hostile pages and agents, with the attacker's own tool: a real Chromium, the owner logged in to the real console.
+
+- Cross-site WebSocket hijacking: a page of another origin (another loopback port) opens the console's chat
+  socket. Chromium sends the session cookie along (same site); the console must refuse the socket, while its
+  own pages stay live.
+- Files an agent sent, loaded by a console page as its script or style sheet (as markup an agent slipped in
+  would): neither may run or apply.
+"""
 
 from __future__ import annotations
 
@@ -81,4 +86,40 @@ def test_the_consoles_own_page_keeps_its_live_socket(console: tuple[ConsoleServe
     page.goto("/chat/console/")
     live(page)  # the page's own socket sent its first state
     assert page.evaluate(TRY_SOCKET, server.ws_url + CHAT_SOCKET) == {"opened": True, "frames": 1}
+    page.close()
+
+
+# Loads `url` as a script or a style sheet of the page, as a <script src> or <link rel=stylesheet> an agent
+# slipped into it would, and settles with what happened: loaded or not, and the policy violations reported.
+LOAD_INTO_PAGE = """([kind, url]) => new Promise(resolve => {
+    const violations = [];
+    document.addEventListener("securitypolicyviolation", e => violations.push([e.effectiveDirective, e.blockedURI]));
+    const el = kind === "script" ? document.createElement("script") : document.createElement("link");
+    if (kind === "script") el.src = url; else { el.rel = "stylesheet"; el.href = url; }
+    el.onload = () => setTimeout(() => resolve({loaded: true, violations}), 0);
+    el.onerror = () => setTimeout(() => resolve({loaded: false, violations}), 0);
+    document.head.append(el);
+})"""
+
+
+def test_a_file_an_agent_sent_cannot_run_as_a_console_pages_script_or_style(
+    console: tuple[ConsoleServer, BrowserContext],
+) -> None:
+    server, ctx = console
+    planted = server.workspace.inbox_dir / "evil"
+    planted.mkdir(parents=True, exist_ok=True)
+    (planted / "code.js").write_text("window.pwned = 1;")
+    (planted / "style.css").write_text("body { background: rgb(255, 0, 0) !important; }")
+    page = ctx.new_page()
+    page.goto("/chat/console/")
+    live(page)
+    script = page.evaluate(LOAD_INTO_PAGE, ["script", "/files/console/inbox/a2a/evil/code.js"])
+    assert script["loaded"] is False and page.evaluate("window.pwned") is None
+    assert script["violations"] == [["script-src-elem", f"{server.url}/files/console/inbox/a2a/evil/code.js"]]
+    style = page.evaluate(LOAD_INTO_PAGE, ["style", "/files/console/inbox/a2a/evil/style.css"])
+    assert style["loaded"] is False
+    assert style["violations"] == [["style-src-elem", f"{server.url}/files/console/inbox/a2a/evil/style.css"]]
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") != "rgb(255, 0, 0)"
+    # the console's own script and style sheet still come from its static folder
+    assert page.evaluate(LOAD_INTO_PAGE, ["style", "/static/css/web.css"]) == {"loaded": True, "violations": []}
     page.close()
