@@ -11,6 +11,12 @@ from pathlib import Path
 from .files import fsync_dir
 
 _PROBES = 3  # taken names tried in a row before files of that name are named by their content
+_STATE_FOLDER = ".volcanic"  # the console's own state (keys, tokens): never a place for an agent's files
+
+
+class OutsideWorkspace(OSError):
+    """The inbox folder leads outside the workspace, or into its state (a symlink on its path): nothing is
+    written there."""
 
 
 class InboxFolder:
@@ -25,8 +31,9 @@ class InboxFolder:
     The folder is fsynced once, by `sync`.
     """
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, root: Path | None = None) -> None:
         self.folder = folder
+        self.root = root  # the workspace the folder must stay inside, symlinks resolved; None: not checked
         self._next: dict[str, int] = {}  # name -> next index to try; -1: name files by content
         self._saved: dict[tuple[str, bytes], Path] = {}  # (name, content hash) -> path, for repeats in one go
         self._made = False
@@ -34,6 +41,8 @@ class InboxFolder:
 
     def save(self, name: str, data: bytes) -> Path:
         if not self._made:
+            if self.root is not None:
+                self.folder = self._confined(self.folder, self.root)
             self.folder.mkdir(parents=True, exist_ok=True)
             self._made = True
         digest = hashlib.sha256(data).digest()
@@ -41,6 +50,18 @@ class InboxFolder:
         if path is None:
             path = self._saved[(name, digest)] = self._link(name, data, digest.hex())
         return path
+
+    @staticmethod
+    def _confined(folder: Path, root: Path) -> Path:
+        """The folder with its symlinks resolved, if that is inside `root` and outside its state folder.
+
+        Files are then written to the resolved path, so a link swapped after this check changes nothing."""
+        real = Path(os.path.realpath(folder))
+        inside = real.is_relative_to(root) and real != root
+        if not inside or any(part.casefold() == _STATE_FOLDER for part in real.relative_to(root).parts):
+            shown = folder.relative_to(root) if folder.is_relative_to(root) else folder
+            raise OutsideWorkspace(f"the folder {shown.as_posix()} leads outside the workspace (a symlink)")
+        return real
 
     def _link(self, name: str, data: bytes, digest: str) -> Path:
         stem, ext = os.path.splitext(name)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .agents import is_http_url
-from .inbox import InboxFolder
+from .inbox import InboxFolder, OutsideWorkspace
 from .snapshots import MessageValue, PartValue, TaskSnapshot
 from .workspace import Workspace
 
@@ -179,6 +179,7 @@ class _Parts:
         "taken",
         "parts_skipped",
         "budget",
+        "refused",
         "_texts",
     )
 
@@ -195,6 +196,7 @@ class _Parts:
         self.taken = 0
         self.parts_skipped = 0
         self.budget = MAX_TEXT_CHARS
+        self.refused = ""  # why the inbox folder takes no files (it leads outside the workspace), once found
         self._texts: dict[str, str] = {}
 
     def admit(self, parts: Iterable[PartValue]) -> list[PartValue]:
@@ -208,10 +210,23 @@ class _Parts:
         self.parts_skipped += max(0, len(parts) - room)
         return parts[:room]
 
-    def _save(self, name: str, data: bytes) -> str:
+    def _save(self, name: str, data: bytes) -> str | None:
+        """The saved file's workspace path; None when the inbox folder takes no files (`refused` says why)."""
+        if self.refused:
+            return None
         if self._inbox is None:
-            self._inbox = InboxFolder(self.workspace.inbox_dir / safe_file_name(self.agent))
-        return self._inbox.save(name, data).relative_to(self.workspace.root).as_posix()
+            folder = self.workspace.inbox_dir / safe_file_name(self.agent)
+            self._inbox = InboxFolder(folder, self.workspace.root)
+        try:
+            path = self._inbox.save(name, data)
+        except OutsideWorkspace as e:
+            self.refused = str(e)
+            return None
+        return path.relative_to(self.workspace.root).as_posix()
+
+    def _not_saved(self, name: str, size: int) -> dict[str, Any]:
+        self.skipped.append({"name": name, "bytes": size, "reason": self.refused})
+        return {"skipped": name, "bytes": size, "reason": self.refused}
 
     def text(self, text: str, name: str) -> str:
         """`text` as the outcome holds it: whole while the inline budget lasts, else saved as `<name>.txt` and
@@ -224,9 +239,15 @@ class _Parts:
         else:
             keep = max(0, min(PREVIEW_CHARS, self.budget))
             self.budget -= keep
-            rel = self._save(safe_file_name(name) + ".txt", text.encode())
-            self.text_files.append({"name": name, "file": rel, "chars": len(text)})
-            held = f"{text[:keep]}\n[… {len(text) - keep:,} more characters: the full text is in {rel}]"
+            file_name = safe_file_name(name) + ".txt"
+            data = text.encode()
+            rel = self._save(file_name, data)
+            if rel is None:
+                self._not_saved(file_name, len(data))
+                held = f"{text[:keep]}\n[… {len(text) - keep:,} more characters, not saved: {self.refused}]"
+            else:
+                self.text_files.append({"name": name, "file": rel, "chars": len(text)})
+                held = f"{text[:keep]}\n[… {len(text) - keep:,} more characters: the full text is in {rel}]"
         self._texts[text] = held
         return held
 
@@ -240,6 +261,8 @@ class _Parts:
                 self.skipped.append({"name": name, "bytes": size})
                 return {"skipped": name, "bytes": size}
             rel = self._save(name, part.raw)
+            if rel is None:
+                return self._not_saved(name, size)
             if rel not in self.files:
                 self.files.append(rel)
             return _clean({"file": rel, "bytes": size, "mediaType": _cut(part.media_type)})
@@ -258,7 +281,11 @@ class _Parts:
             if size <= self.budget:
                 self.budget -= size
                 return {"data": data}
-            rel = self._save(safe_file_name(fallback) + ".json", json.dumps(data, ensure_ascii=False).encode())
+            file_name = safe_file_name(fallback) + ".json"
+            encoded = json.dumps(data, ensure_ascii=False).encode()
+            rel = self._save(file_name, encoded)
+            if rel is None:
+                return self._not_saved(file_name, len(encoded))
             return {"dataFile": rel, "chars": size}
         return None
 
@@ -382,10 +409,15 @@ def result_text(outcome: dict[str, Any]) -> str:
         lines.append("Links: " + _series(outcome["links"]))
     if outcome.get("otherUrls"):
         lines.append("Not links (kept as text): " + _series(outcome["otherUrls"]))
-    if outcome.get("skipped"):
+    too_big = [s for s in outcome.get("skipped") or [] if not s.get("reason")]
+    if too_big:
         limit = outcome.get("maxFileBytes", "")
-        skipped = _series([f"{s['name']} ({s['bytes']} bytes)" for s in outcome["skipped"]])
-        lines.append(f"Files skipped (over {limit} bytes): {skipped}")
+        lines.append(
+            f"Files skipped (over {limit} bytes): " + _series([f"{s['name']} ({s['bytes']} bytes)" for s in too_big])
+        )
+    refused = [s for s in outcome.get("skipped") or [] if s.get("reason")]
+    if refused:  # one reason per outcome: its inbox folder
+        lines.append(f"Files not saved ({refused[0]['reason']}): " + _series([s["name"] for s in refused]))
     if outcome.get("partsSkipped") or outcome.get("artifactsSkipped"):
         lines.append(_over_count(outcome))
     if outcome.get("contextId"):

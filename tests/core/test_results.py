@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from a2a.helpers import new_data_part
 from a2a.types import Artifact, Message, Part, Role, Task, TaskState, TaskStatus
 
 from a2aconsole.core.client import message_value, state_name, task_snapshot
@@ -223,3 +224,52 @@ def test_events_keep_previews_of_long_lists(workspace: Workspace) -> None:
     assert len(data["files"]) == LISTED and data["filesMore"] == 250
     assert 1 <= len(data["links"]) < 10 and data["linksMore"] == 10 - len(data["links"])
     assert outcome_event(out)["text"] == "x" * PREVIEW_CHARS + f"\n[… {10_000 - PREVIEW_CHARS:,} more characters]"
+
+
+def _file_task() -> TaskSnapshot:
+    files = Artifact(
+        name="code", parts=[Part(raw=b"alert(1)", filename="code.js"), new_data_part({"k": "v" * MAX_TEXT_CHARS})]
+    )
+    return _task(TaskState.TASK_STATE_COMPLETED, "x" * (MAX_TEXT_CHARS + 10), files)
+
+
+@pytest.mark.parametrize("linked", ["inbox/a2a/evil", "inbox/a2a", "inbox"])
+def test_an_inbox_folder_linked_outside_the_workspace_takes_no_files(
+    workspace: Workspace, tmp_path_factory: pytest.TempPathFactory, linked: str
+) -> None:
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    link = workspace.root / linked
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(elsewhere, target_is_directory=True)
+    out = task_outcome(_file_task(), "evil", workspace, 10_000)
+    assert list(elsewhere.rglob("*")) == []  # nothing written there, not even a folder
+    reason = "the folder inbox/a2a/evil leads outside the workspace (a symlink)"
+    assert out["files"] == [] and "textFiles" not in out
+    assert out["skipped"] == [
+        {"name": "message.txt", "bytes": MAX_TEXT_CHARS + 10, "reason": reason},
+        {"name": "code.js", "bytes": 8, "reason": reason},
+        {"name": "code.json", "bytes": len('{"k": ""}') + MAX_TEXT_CHARS, "reason": reason},
+    ]
+    assert out["text"].endswith(f"[… {MAX_TEXT_CHARS + 10 - PREVIEW_CHARS:,} more characters, not saved: {reason}]")
+    assert f"Files not saved ({reason}): message.txt, code.js, code.json" in result_text(out)
+    assert "Files skipped" not in result_text(out)
+
+
+def test_an_inbox_folder_linked_into_the_console_state_takes_no_files(workspace: Workspace) -> None:
+    state = workspace.root / ".volcanic" / "a2a"
+    state.mkdir(parents=True, exist_ok=True)
+    workspace.inbox_dir.mkdir(parents=True)
+    (workspace.inbox_dir / "evil").symlink_to(state, target_is_directory=True)
+    out = task_outcome(_file_task(), "evil", workspace, 10_000)
+    assert out["files"] == [] and {s["name"] for s in out["skipped"]} == {"message.txt", "code.js", "code.json"}
+    assert not (state / "code.js").exists()
+
+
+def test_an_inbox_folder_linked_elsewhere_inside_the_workspace_is_used(workspace: Workspace) -> None:
+    (workspace.root / "shared").mkdir()
+    workspace.inbox_dir.mkdir(parents=True)
+    (workspace.inbox_dir / "bot").symlink_to(workspace.root / "shared", target_is_directory=True)
+    art = Artifact(name="r", parts=[Part(raw=b"pdf", filename="r.pdf")])
+    out = task_outcome(_task(TaskState.TASK_STATE_COMPLETED, "done", art), "bot", workspace, 100)
+    assert out["files"] == ["shared/r.pdf"] and out["skipped"] == []  # named where it really is
+    assert (workspace.root / "shared" / "r.pdf").read_bytes() == b"pdf"

@@ -298,6 +298,19 @@ async def test_send_file_artifact_saved_to_inbox(http, workspace: Workspace, sdk
     assert result["text"] == "here is the report"
 
 
+async def test_send_never_writes_through_an_inbox_folder_linked_outside(
+    http, workspace: Workspace, sdk_echo: SdkAgent, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    workspace.inbox_dir.mkdir(parents=True)
+    (workspace.inbox_dir / "echo").symlink_to(elsewhere, target_is_directory=True)
+    result = await make_tool(http, workspace).run("send", {"agent": "echo", "message": "file"}, TARGET)
+    assert result["state"] == "completed" and result["text"] == "here is the report"  # the answer still arrives
+    assert result["files"] == [] and list(elsewhere.iterdir()) == []
+    reason = "the folder inbox/a2a/echo leads outside the workspace (a symlink)"
+    assert result["skipped"] == [{"name": "report.pdf", "bytes": len(PDF_BYTES), "reason": reason}]
+
+
 async def test_send_oversized_artifact_skipped(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
     tool = make_tool(http, workspace, max_file_bytes=1000)
     result = await tool.run("send", {"agent": "echo", "message": "bigfile 2000"}, TARGET)
