@@ -1,5 +1,6 @@
-from django.urls import path
+from django.urls import path, register_converter
 
+from .links import TaskIdConverter
 from .views import (
     agent_cards,
     agents,
@@ -14,6 +15,8 @@ from .views import (
     tasks,
     watches,
 )
+
+register_converter(TaskIdConverter, "taskid")
 
 urlpatterns = [
     # the console pages
@@ -35,8 +38,9 @@ urlpatterns = [
     path("watches/", watches.page, name="watches"),
     path("watches/action/", watches.action, name="watch-action"),
     path("tasks/", tasklist.page, name="tasks"),
-    path("tasks/<str:agent>/<path:task_id>/act/", tasks.act, name="task-act"),
-    path("tasks/<str:agent>/<path:task_id>/", tasks.page, name="task"),
+    # a task id is the agent's own: one segment, escaped (links.py)
+    path("tasks/<str:agent>/<taskid:task_id>/act/", tasks.act, name="task-act"),
+    path("tasks/<str:agent>/<taskid:task_id>/", tasks.page, name="task"),
     path("inbox/", inbox.home, name="inbox-home"),
     path("inbox/<str:target>/", inbox.page, name="inbox"),
     path("a2a", status.page, name="a2a-status"),

@@ -5,6 +5,8 @@
   own pages stay live.
 - Files an agent sent, loaded by a console page as its script or style sheet (as markup an agent slipped in
   would): neither may run or apply.
+- A task id an agent chose so that its link leads to another console page (`../../agents/file`, `..`): the
+  link, followed in Chromium, opens that task's own page.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from playwright.sync_api import BrowserContext
 
+from a2aconsole.web.links import task_url
 from tests.support.browser import live, owner_browser
 from tests.support.console_server import ConsoleServer
 
@@ -122,4 +125,20 @@ def test_a_file_an_agent_sent_cannot_run_as_a_console_pages_script_or_style(
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") != "rgb(255, 0, 0)"
     # the console's own script and style sheet still come from its static folder
     assert page.evaluate(LOAD_INTO_PAGE, ["style", "/static/css/web.css"]) == {"loaded": True, "violations": []}
+    page.close()
+
+
+@pytest.mark.parametrize("task_id", ["../../../../agents/file", "a/../../../../../logout", "..", "%2e%2e", "~."])
+def test_a_task_link_opens_its_own_page_whatever_the_id(
+    console: tuple[ConsoleServer, BrowserContext], task_id: str
+) -> None:
+    server, ctx = console
+    page = ctx.new_page()
+    page.goto("/tasks/")
+    href = task_url("evil", task_id, "console")
+    page.evaluate("href => { const a = document.createElement('a'); a.href = href; a.id = 'x'; a.textContent = 'x';"
+                  " document.querySelector('main').append(a); }", href)  # fmt: skip
+    page.click("#x")
+    page.wait_for_url(f"{server.url}{href}")
+    assert page.locator("main h1 code").inner_text() == task_id
     page.close()
