@@ -15,6 +15,7 @@ import pytest
 import yaml
 from django.core.management import get_commands
 
+from a2aconsole.public_site import load_public_site
 from a2aconsole.web.runtime import WORKER_CHANNEL
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,3 +147,27 @@ def test_the_proxy_routes_ws_with_upgrade_to_both_web_processes(services: dict[s
     assert hosts and set(hosts) == {"$http_host"}, hosts
     root = re.search(r"location\s+/\s*\{([^}]*)\}", conf)
     assert root and f"proxy_pass http://{up_name};" in root.group(1)
+
+
+def _nginx_conf(services: dict[str, dict[str, Any]]) -> str:
+    proxy = next(svc for svc in services.values() if str(svc.get("image", "")).startswith("nginx:"))
+    (source,) = [v.split(":")[0] for v in proxy["volumes"] if v.split(":")[1].startswith("/etc/nginx/")]
+    return re.sub(r"#[^\n]*", "", (COMPOSE.parent / source).read_text())
+
+
+def test_the_console_trusts_the_proxy_which_sets_the_clients_own_address(services: dict[str, dict[str, Any]]) -> None:
+    """Each browser has its own login throttle: nginx sets X-Forwarded-For (a client's own value is dropped) and the
+    console reads it, so five wrong passwords from anyone no longer lock the owner out."""
+    conf = _nginx_conf(services)
+    forwarded_for = re.findall(r"proxy_set_header\s+X-Forwarded-For\s+(\S+);", conf)
+    assert forwarded_for and set(forwarded_for) == {"$remote_addr"}, forwarded_for
+    assert set(re.findall(r"proxy_set_header\s+X-Forwarded-Proto\s+(\S+);", conf)) == {"$scheme"}
+    app = {name: svc for name, svc in services.items() if builds_ours(svc)}
+    assert all("ports" not in svc for svc in app.values()), "only the proxy is reachable: trusting it is safe"
+    for name, svc in app.items():
+        env = {k: ("" if v is None else str(v)) for k, v in svc["environment"].items()}
+        env = {k: re.sub(r"\$\{[^}:]*:-([^}]*)\}", r"\1", v) for k, v in env.items()}  # compose's defaults
+        site = load_public_site(env)
+        assert site.trust_proxy and not site.ssl_redirect, name
+        # with an https public URL (a TLS proxy in front of nginx) no redirect loop either
+        assert not load_public_site({**env, "A2ACONSOLE_PUBLIC_URL": "https://console.example"}).ssl_redirect, name
