@@ -154,3 +154,61 @@ async def test_the_lock_holds_on_the_asgi_path() -> None:
         assert (await try_async(WRONG)).status_code == 200
     await sync_to_async(assert_locked)(await try_async(WRONG))
     await sync_to_async(assert_locked)(await try_async(PASSWORD))
+
+
+def change(client: Client, old: str, new: str = "a brand new passphrase 42") -> HttpResponse:
+    return client.post("/password/", {"old_password": old, "new_password1": new, "new_password2": new})
+
+
+def assert_changed(response: HttpResponse) -> None:
+    assert response.status_code == 302 and response["Location"] == "/", response.content.decode()
+
+
+def logged_in_at(address: str) -> Client:
+    client = Client(REMOTE_ADDR=address)
+    client.force_login(get_user_model().objects.get(username="owner"))
+    return client
+
+
+@pytest.mark.django_db
+def test_wrong_old_passwords_lock_the_password_change_like_the_login(clock: time_machine.Coordinates) -> None:
+    tab = logged_in_at(ALICE)
+    answers = [change(tab, WRONG) for _ in range(12)]
+    limit = settings.AXES_FAILURE_LIMIT
+    for wrong in answers[: limit - 1]:
+        assert wrong.status_code == 200 and "Your old password was entered incorrectly" in wrong.content.decode()
+    for refused in answers[limit - 1 :]:
+        body = refused.content.decode()
+        assert refused.status_code == 429 and refused["Retry-After"] == "900", body
+        assert "Too many wrong passwords for this account from your address" in body and "15 minutes" in body
+        assert 'name="old_password"' in body  # still the password page
+    assert change(tab, PASSWORD).status_code == 429  # while locked, the right one too
+    assert get_user_model().objects.get(username="owner").check_password(PASSWORD)  # nothing changed
+    assert_locked(attempt(ALICE, PASSWORD))  # one count: the login at that address is locked too
+    assert_changed(change(logged_in_at(BOB), PASSWORD))  # another address is not
+    clock.shift(timedelta(minutes=15, seconds=1))
+    assert_changed(change(logged_in_at(ALICE), "a brand new passphrase 42", "yet another passphrase 7"))
+    assert get_user_model().objects.get(username="owner").check_password("yet another passphrase 7")
+
+
+@pytest.mark.django_db
+def test_a_right_old_password_clears_the_count(clock: time_machine.Coordinates) -> None:
+    tab = logged_in_at(ALICE)
+    for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+        assert change(tab, WRONG).status_code == 200
+    assert_changed(change(tab, PASSWORD))
+    for _ in range(settings.AXES_FAILURE_LIMIT - 1):  # a full count again, not one more
+        assert change(tab, WRONG).status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_password_change_lock_holds_on_the_asgi_path() -> None:
+    client = AsyncClient(REMOTE_ADDR=ALICE)
+    await client.aforce_login(await get_user_model().objects.aget(username="owner"))
+    wrong = {
+        "old_password": WRONG,
+        "new_password1": "a brand new passphrase 42",
+        "new_password2": "a brand new passphrase 42",
+    }
+    answers = [(await client.post("/password/", wrong)).status_code for _ in range(settings.AXES_FAILURE_LIMIT + 1)]
+    assert answers == [200] * (settings.AXES_FAILURE_LIMIT - 1) + [429, 429]
