@@ -181,7 +181,11 @@ def test_watch_table_recheck_and_cancel(page: Page, server: ConsoleServer, bot: 
     expect(row).to_be_visible()
     row.get_by_role("button", name="Re-check").click()
     expect(page.locator("#watch-answer")).to_contain_text("working")
-    row.get_by_role("button", name="Cancel").click()
+    row.get_by_label(f"Cancel task {task_id}…").click()  # asks first: nothing is sent yet
+    expect(row.get_by_text("Ask bot to stop it?")).to_be_visible()
+    expect(page.locator("#watch-answer")).not_to_contain_text("canceled")
+    shot(page, "watches-cancel-confirm")
+    row.get_by_role("button", name=f"Yes, cancel task {task_id}").click()
     expect(page.locator("#watch-answer")).to_contain_text("canceled")
     expect(page.locator("#watch-table")).not_to_contain_text(task_id)
     page.goto(f"/tasks/bot/{task_id}/?target=console")

@@ -85,7 +85,7 @@ def test_task_page_recheck_shows_the_task_and_adds_nothing_twice(
     expect(page.locator("#task-state")).to_have_text("completed")  # live, no reload
     expect(page.locator("#task-answer [data-task-state]")).to_have_text("completed")
     expect(page.locator("#timeline")).to_contain_text("released task1")
-    expect(page.get_by_role("button", name="Cancel the task")).to_have_count(0)
+    expect(page.get_by_label("Cancel the task…")).to_have_count(0)
     results = page.locator("#timeline li.kind-result")
     expect(results).to_have_count(1)
     page.get_by_role("button", name="Re-check").click()
@@ -479,3 +479,22 @@ def test_an_answer_given_on_a_task_page_comes_back_as_its_answer_panel(
     expect(panel.locator("[data-task-state]")).to_have_text("completed")
     expect(page.locator("#task-state")).to_have_text("completed")
     assert duplicate_ids(page) == [] and errors == []
+
+
+def test_cancel_on_the_task_page_asks_first(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
+    ensure_bot(server, bot)
+    errors = console_errors(page)
+    task_id = start_task(page, "hold asked")
+    page.goto(f"/tasks/bot/{task_id}/?target=console")
+    live(page)
+    page.get_by_label("Cancel the task…").click()
+    ask = page.get_by_role("button", name="Yes, cancel the task")
+    expect(ask).to_be_visible()
+    expect(page.locator("#task-answer")).not_to_contain_text("canceled")  # the first click sends nothing
+    expect(page.locator("#task-state")).to_have_text("working")
+    shot(page, "task-cancel-confirm")
+    ask.click()
+    expect(page.locator("#task-answer")).to_contain_text("canceled")
+    expect(page.locator("#task-state")).to_have_text("canceled")
+    expect(page.get_by_label("Cancel the task…")).to_have_count(0)
+    assert errors == []
