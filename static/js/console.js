@@ -159,3 +159,15 @@ document.addEventListener("DOMContentLoaded", tick);
 document.addEventListener("htmx:afterSettle", tick);
 document.addEventListener("htmx:wsAfterMessage", tick);
 setInterval(tick, 1000);
+
+// The main menu on a phone: one button opens and closes it (the style sheet folds it only while this runs).
+(function () {
+  var toggle = document.querySelector("header.top .menu-toggle");
+  if (!toggle) return;
+  document.body.classList.add("has-menu-toggle");
+  toggle.addEventListener("click", function () {
+    var open = toggle.getAttribute("aria-expanded") !== "true";
+    toggle.setAttribute("aria-expanded", String(open));
+    toggle.closest("header.top").classList.toggle("menu-open", open);
+  });
+})();

@@ -321,3 +321,27 @@ def test_every_page_runs_under_the_policy_and_stays_live(page: Page, server: Con
     page.wait_for_function("() => window.__csp.length >= 2")
     assert page.evaluate("window.__ran") is None
     assert all("script-src" in v for v in page.evaluate("window.__csp"))
+
+
+def test_the_menu_marks_the_page_and_folds_on_a_phone(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
+    ensure_bot(server, bot)
+    errors = console_errors(page)
+    page.goto("/tasks/bot/some-task/?target=console")  # a task page belongs to Tasks, not Watches
+    menu = page.get_by_role("navigation", name="Main")
+    expect(menu.locator('a[aria-current="page"]')).to_have_text("Tasks")
+    expect(page.get_by_role("button", name="Menu")).to_be_hidden()  # on a desktop the menu is always shown
+    page.set_viewport_size({"width": 390, "height": 844})
+    toggle = page.get_by_role("button", name="Menu")
+    expect(toggle).to_be_visible()
+    expect(menu).to_be_hidden()
+    toggle.click()
+    expect(toggle).to_have_attribute("aria-expanded", "true")
+    expect(menu.get_by_role("link", name="Agents")).to_be_visible()
+    shot(page, "menu-phone")
+    toggle.click()
+    expect(menu).to_be_hidden()
+    page.goto("/chat/console/")  # on a phone the chat comes before the other conversations
+    chat = page.locator("section.thread").bounding_box()
+    threads = page.locator("#threads").bounding_box()
+    assert chat and threads and chat["y"] < threads["y"]
+    assert errors == []

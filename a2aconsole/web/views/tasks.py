@@ -45,7 +45,7 @@ def context(
     if raw and not raw_task:  # an agent's task may be megabytes: the page shows a preview (a raw task is one)
         raw = json_preview(raw)
     return {
-        "nav": "watches",
+        "nav": "tasks",
         "title": f"Task {task_id[:12]}",
         "agent": agent,
         "task_id": task_id,
