@@ -49,13 +49,13 @@ def locked_out(request: HttpRequest, *_: object) -> HttpResponse:
     """
     seconds = int(settings.AXES_COOLOFF_TIME.total_seconds())
     if request.resolver_match is not None and request.resolver_match.url_name == "password-change":
-        context = {**PASSWORD_PAGE, "form": ThrottledPasswordChangeForm(request.user), "locked_for": _duration(seconds)}
-        response = render(request, "web/password.html", context, status=429)
-        response["Retry-After"] = str(seconds)
-        return response
-    form = AuthenticationForm(request, initial={"username": request.POST.get("username", "")})
-    context = {"form": form, "locked_for": _duration(seconds), "next": request.POST.get("next", "")}
-    response = render(request, "registration/login.html", context, status=429)
+        template = "web/password.html"
+        context = {**PASSWORD_PAGE, "form": ThrottledPasswordChangeForm(request.user)}
+    else:
+        template = "registration/login.html"
+        form = AuthenticationForm(request, initial={"username": request.POST.get("username", "")})
+        context = {"form": form, "next": request.POST.get("next", "")}
+    response = render(request, template, {**context, "locked_for": _duration(seconds)}, status=429)
     response["Retry-After"] = str(seconds)
     return response
 
