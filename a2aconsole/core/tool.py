@@ -210,6 +210,7 @@ class A2ATool:
                         "contextId to start a new conversation"
                     ) from None
             raise
+        sent = {"files": list(files)} if files else None  # the history keeps what was sent, for a re-send
         if is_message(reply):
             if has_files(reply):
                 out = await asyncio.to_thread(
@@ -217,11 +218,11 @@ class A2ATool:
                 )
             else:
                 out = message_outcome(reply, entry.name, workspace, self.settings.max_file_bytes)
-            await self._emit(SENT, workspace, target, entry.name, "", reply.context_id, text=text or "")
+            await self._emit(SENT, workspace, target, entry.name, "", reply.context_id, text=text or "", data=sent)
             said = outcome_event({**out, "text": out.get("message")})  # kept in the history like a result
             await self._emit(MESSAGE, workspace, target, entry.name, "", reply.context_id, **said)
             return out
-        await self._emit(SENT, workspace, target, entry.name, reply.id, reply.context_id, text=text or "")
+        await self._emit(SENT, workspace, target, entry.name, reply.id, reply.context_id, text=text or "", data=sent)
         stale = stale_status(reply, message, sent_at)
         if done(reply, stale):  # answered at once: nothing to record
             return await self._finish(reply, entry.name, workspace, target)

@@ -33,7 +33,7 @@ from django.db import OperationalError, transaction
 
 from a2aconsole.core.events import Event, groups_for
 from a2aconsole.core.results import PREVIEW_CHARS, preview
-from a2aconsole.web import db_threads
+from a2aconsole.web import db_threads, outgoing
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +111,8 @@ def _store_one(event: Event) -> int | None:
     if not created:
         return None
     task_index.note(row)
+    if isinstance(event.data, dict) and outgoing.KIND in event.data:
+        outgoing.took(event.kind, event.data)
     return row.id
 
 
@@ -352,6 +354,9 @@ class ChannelsBroadcast:
     async def emit(self, event: Event) -> None:
         if len(event.text) > EVENT_TEXT_CHARS:  # e.g. a delivered result's text: rows and messages stay small
             event = replace(event, text=preview(event.text, EVENT_TEXT_CHARS))
+        row = outgoing.OUTGOING.get()
+        if row is not None and event.kind in outgoing.SETTLING:  # a console send's: settles its message's row
+            event = replace(event, data={**event.data, outgoing.KIND: row})
         loop = asyncio.get_running_loop()
         scope = _scope.get()
         if scope is not None and not scope.open:

@@ -23,7 +23,7 @@ from urllib.parse import parse_qs
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from a2aconsole.web import db_threads, live
+from a2aconsole.web import db_threads, live, sends
 from a2aconsole.web.live.frames import pack
 from a2aconsole.web.metrics import WEBSOCKET_CLIENTS
 
@@ -258,6 +258,8 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
     def _change_frames(self, changes: live.Changes) -> tuple[int, list[str]]:
         current = self.page.version(self.tab.params) if changes.full else 0
         fragments = self.page.full(self.tab) if changes.full else self.page.changed(self.tab, changes)
+        if changes.outgoing and self.page.outgoing_lines:  # an answer panel's, the question box's
+            fragments = [*fragments, *sends.fragments(changes.outgoing)]
         return current, list(pack(fragments))
 
     async def _send_frames(self, frames: list[str]) -> None:

@@ -80,3 +80,15 @@ def open_question_ids(events: list[TaskEvent]) -> set[int]:
         if ev.kind in SETTLING:
             latest[(ev.agent, ev.task_id)] = ev
     return {ev.id for ev in latest.values() if ev.kind == QUESTION}
+
+
+def duration(seconds: float) -> str:
+    """How long a task ran, as lists show it: 45s, 3m 05s, 2h 10m, 1d 04h."""
+    s = int(max(seconds, 0))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m {s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h {s % 3600 // 60:02d}m"
+    return f"{s // 86400}d {s % 86400 // 3600:02d}h"

@@ -243,3 +243,34 @@ class TaskRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent} {self.task_id} ({self.state})"
+
+
+class OutgoingMessage(models.Model):
+    """A message the owner sent from the console that the agent has not taken yet (`web.sends`).
+
+    The send goes on in the background, so the page never waits on it: while it goes out the thread shows it
+    as "sending"; once the agent has the message (its `sent` event is stored) the row is gone, in the same
+    transaction. A send that fails keeps its row, marked failed with the reason, so what the owner typed (and
+    attached) is there for Retry and Edit.
+    """
+
+    SENDING, FAILED = "sending", "failed"
+    STATES = [(SENDING, "Sending"), (FAILED, "Not sent")]
+
+    target = models.ForeignKey(ChatTarget, on_delete=models.CASCADE, related_name="outgoing")
+    agent = models.CharField(max_length=40)
+    text = models.TextField(blank=True)
+    files = models.JSONField(default=list, blank=True, help_text="Workspace paths of the attached files")
+    context_id = models.CharField(max_length=200, blank=True)
+    task_id = models.CharField(max_length=200, blank=True, help_text="The task it answers, if any")
+    state = models.CharField(max_length=20, choices=STATES, default=SENDING)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["target", "created_at"], name="outgoing_target_created")]
+
+    def __str__(self) -> str:
+        return f"{self.agent} {self.state}: {self.text[:40]}"

@@ -147,15 +147,17 @@ class Runtime:
         """The target's session started (a tab opened its chat, its host called): deliver its kept results."""
         if self.registry is None:
             ws = str(target.workspace.root)
-            self._spawn(wake_worker({"type": "target.flush", "target": target.id, "workspace": ws}))
+            self.spawn(wake_worker({"type": "target.flush", "target": target.id, "workspace": ws}))
         elif self.leases.holds(target.workspace):
             self.registry.request_flush(target)
         # else another worker holds that workspace's lease: its rescan delivers the kept results
 
-    def _spawn(self, coro: Any) -> None:
+    def spawn(self, coro: Any) -> asyncio.Task[Any]:
+        """Run `coro` in a task the runtime keeps (ended with it): work a request starts and does not wait for."""
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def start_registry(self, workspaces: list[Workspace]) -> WatchRegistry:
         """Make this runtime the worker: restore the watches of the workspaces whose lease it gets, and rescan
@@ -169,10 +171,10 @@ class Runtime:
             await self.registry.start(await self.leases.acquire_all(workspaces))
             self.files = WorkspaceFileWatch(self.files_changed)
             await self.files.watch(self._known)
-            self._spawn(self._rescan_forever())
+            self.spawn(self._rescan_forever())
             if self.leases.expires:
-                self._spawn(self._keep_leases_forever())
-                self._spawn(self._listen_for_wakeups())
+                self.spawn(self._keep_leases_forever())
+                self.spawn(self._listen_for_wakeups())
         return self.registry
 
     async def _keep_leases_forever(self) -> None:

@@ -12,6 +12,7 @@ send hundreds), an artifact update is an event and sets the line too.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -110,16 +111,18 @@ def progress_of(pairs: Any) -> dict[tuple[str, str], Any]:
     return {key: row for key, row in rows_of(pairs).items() if row.progress}
 
 
-def rows_of(pairs: Any) -> dict[tuple[str, str], Any]:
-    """The rows of these (agent, task id) pairs with what a watch row shows (state, progress line): one query.
-    A row's state is its latest event's (`fold`), so a watch table reads it here, not from the history."""
+def rows_of(pairs: Any, times: bool = False) -> dict[tuple[str, str], Any]:
+    """The rows of these (agent, task id) pairs with what a watch row shows (state, progress line), and when
+    `times` when each started and finished (a chat's task cards): one query. A row's state is its latest
+    event's (`fold`), so a watch table reads it here, not from the history."""
     from a2aconsole.web.models import TaskRecord
 
     wanted = set(pairs)
     if not wanted:
         return {}
     rows = TaskRecord.objects.filter(task_id__in={t for _, t in wanted})
-    rows = rows.only("agent", "task_id", "state", "progress", "progress_at")
+    shown = ("agent", "task_id", "state", "progress", "progress_at")
+    rows = rows.only(*shown, *(("started_at", "finished_at", "updated_at") if times else ()))
     return {(r.agent, r.task_id): r for r in rows if (r.agent, r.task_id) in wanted}
 
 
@@ -150,7 +153,27 @@ def progress_view(record: Any, state: str | None = None) -> dict[str, Any] | Non
     if record is None or not record.progress or (state if state is not None else record.state) not in RUNNING:
         return None
     at = record.progress_at
-    return {"text": record.progress, "at": at, "key": f"{at.isoformat() if at else ''}:{len(record.progress)}"}
+    view = {"text": record.progress, "at": at, "key": f"{at.isoformat() if at else ''}:{len(record.progress)}"}
+    return {**view, **(fraction(record.progress) or {})}
+
+
+_COUNT = re.compile(r"(?<![\d.])(\d{1,9})\s*(?:/|of)\s*(\d{1,9})(?![\d.])")  # "22/30", "step 3 of 8"
+_PERCENT = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d+)?)\s*%")  # "73%", "12.5 %"
+
+
+def fraction(text: str) -> dict[str, Any] | None:
+    """How far along a status message says the task is, when it gives numbers ("working 22/30", "40%"): the
+    bar's `done` of `total` and its `percent`; None when it gives none (or numbers no bar can show)."""
+    text = text[:500]
+    if m := _COUNT.search(text):
+        done, total = int(m.group(1)), int(m.group(2))
+        if total > 0 and done <= total:
+            return {"done": done, "total": total, "percent": round(100 * done / total)}
+    if m := _PERCENT.search(text):
+        percent = float(m.group(1))
+        if percent <= 100:
+            return {"done": percent, "total": 100, "percent": round(percent)}
+    return None
 
 
 def task_progress(agent: str, task_id: str, state: str | None = None) -> dict[str, Any] | None:

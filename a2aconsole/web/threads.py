@@ -41,8 +41,31 @@ class StatusLine:
     target: str
     events: list[TaskEvent] = field(default_factory=list)
     progress: dict[str, Any] | None = None  # the running task's progress line (`task_index.progress_view`)
+    record: Any = None  # the task's row of the Tasks page (`task_index.rows_of`): its state and times
+    asked: bool = False  # the message that started it is on the page (what Re-send sends again)
+    context_id: str = ""
 
     kind = "status-line"
+
+    @property
+    def state(self) -> str:
+        return (self.record.state if self.record is not None else "") or "unknown"
+
+    @property
+    def finished(self) -> bool:
+        return self.state in history.TERMINAL
+
+    @property
+    def started_at(self) -> datetime | None:
+        return self.record.started_at if self.record is not None else None
+
+    @property
+    def took(self) -> str:
+        """How long the finished task ran ("" while it runs: the card's clock ticks in the browser)."""
+        r = self.record
+        if r is None or not self.finished or r.started_at is None:
+            return ""
+        return history.duration(((r.finished_at or r.updated_at) - r.started_at).total_seconds())
 
     @property
     def dom_id(self) -> str:
@@ -84,10 +107,10 @@ def is_bookkeeping(ev: TaskEvent) -> bool:
     return ev.kind in BOOKKEEPING or (ev.kind == "state" and not ev.text)
 
 
-def fold(events: list[TaskEvent], progress: dict[tuple[str, str], Any] | None = None) -> list[Any]:
-    """Messages in order, each task's bookkeeping gathered into one StatusLine placed after the task's
-    first message (or where its first bookkeeping event was, when no message of it is on the page), with the
-    task's progress line while it runs (`progress`: `task_index.progress_of` rows)."""
+def fold(events: list[TaskEvent], records: dict[tuple[str, str], Any] | None = None) -> list[Any]:
+    """Messages in order, each task's bookkeeping gathered into one StatusLine (the task's card) placed after the
+    task's first message (or where its first bookkeeping event was, when no message of it is on the page), with
+    the task's state, times and progress line (`records`: `task_index.rows_of` rows)."""
     items: list[Any] = []
     lines: dict[tuple[str, str], StatusLine] = {}
     for ev in events:
@@ -95,17 +118,22 @@ def fold(events: list[TaskEvent], progress: dict[tuple[str, str], Any] | None = 
         if ev.task_id and is_bookkeeping(ev):
             line = lines.get(key)
             if line is None:
-                line = lines[key] = StatusLine(ev.agent, ev.task_id, ev.target)
+                line = lines[key] = StatusLine(ev.agent, ev.task_id, ev.target, context_id=ev.context_id)
                 items.append(line)
             line.add(ev)
+            line.context_id = line.context_id or ev.context_id
             continue
         items.append(ev)
         if ev.task_id and key not in lines:
-            lines[key] = StatusLine(ev.agent, ev.task_id, ev.target)
+            lines[key] = StatusLine(ev.agent, ev.task_id, ev.target, context_id=ev.context_id)
             items.append(lines[key])
+        if ev.task_id and ev.kind == "sent":
+            lines[key].asked = True
+            lines[key].context_id = lines[key].context_id or ev.context_id
     for key, line in lines.items():
-        line.progress = task_index.progress_view((progress or {}).get(key))
-    return [i for i in items if not isinstance(i, StatusLine) or i.events or i.progress]
+        line.record = (records or {}).get(key)
+        line.progress = task_index.progress_view(line.record)
+    return [i for i in items if not isinstance(i, StatusLine) or i.events or i.record is not None]
 
 
 @dataclass
@@ -129,8 +157,8 @@ def page(target: str, context_id: str = "", before: int | None = None) -> Page:
     more = len(rows) > PAGE_EVENTS
     rows = rows[:PAGE_EVENTS]
     rows.reverse()
-    progress = task_index.progress_of({(ev.agent, ev.task_id) for ev in rows if ev.task_id})
-    return Page(items=fold(rows, progress), events=rows, older=rows[0].id if more and rows else None)
+    records = task_index.rows_of({(ev.agent, ev.task_id) for ev in rows if ev.task_id}, times=True)
+    return Page(items=fold(rows, records), events=rows, older=rows[0].id if more and rows else None)
 
 
 def threads(target: str, limit: int = THREADS) -> list[Thread]:
@@ -169,7 +197,7 @@ def mark_threads(items: list[Any], titles: dict[str, str]) -> list[Any]:
     out: list[Any] = []
     current: str | None = None
     for it in items:
-        ctx = it.events[0].context_id if isinstance(it, StatusLine) else it.context_id
+        ctx = it.context_id
         if ctx and ctx != current:
             out.append(ThreadMark(ctx, titles.get(ctx, ctx)))
             current = ctx

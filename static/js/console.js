@@ -19,7 +19,11 @@ document.addEventListener("htmx:afterRequest", function (event) {
   var sent = sentText.get(form);
   sentText.delete(form);
   var box = form.querySelector("textarea");
-  if (event.detail.successful && box && box.value === sent) box.value = "";
+  if (!event.detail.successful) return;
+  if (box && box.value === sent) box.value = "";
+  // the message went out with its files: the next one starts without them (and is no longer an edit)
+  form.querySelectorAll("input[type=file]").forEach(function (f) { f.value = ""; });
+  form.querySelectorAll("input[name=edit], .kept-files").forEach(function (el) { el.remove(); });
 });
 
 // An ordinary htmx reply that is one element with an id (the chat's `#reply` answer panel) takes the place of
@@ -171,3 +175,52 @@ setInterval(tick, 1000);
     toggle.closest("header.top").classList.toggle("menu-open", open);
   });
 })();
+
+// The conversation: Ctrl+Enter (Cmd+Enter) in the message box sends; the skip link puts the caret in that box.
+document.addEventListener("keydown", function (event) {
+  if (event.key !== "Enter" || !(event.ctrlKey || event.metaKey)) return;
+  var form = event.target.closest && event.target.closest("form[data-send-shortcut]");
+  if (!form || event.target.tagName !== "TEXTAREA") return;
+  event.preventDefault();
+  if (form.reportValidity()) form.requestSubmit();
+});
+document.addEventListener("click", function (event) {
+  var skip = event.target.closest && event.target.closest("a.skip[data-focus]");
+  var box = skip && document.querySelector(skip.dataset.focus);
+  if (!box) return;
+  event.preventDefault();
+  box.focus();
+});
+
+// The chat opens at its newest message, just above the composer (which stays in view at the bottom), and
+// stays there as messages arrive, unless the owner scrolled up to read; older messages load above.
+var chat = {
+  end: function () { return document.getElementById("chat-end"); },
+  composer: function () { return document.getElementById("composer"); },
+  // how far the newest message is below what the owner can see (above the composer), in pixels
+  below: function () {
+    var end = chat.end();
+    if (!end) return null;
+    var composer = chat.composer();
+    var bottom = window.innerHeight - (composer ? composer.getBoundingClientRect().height : 0);
+    return end.getBoundingClientRect().bottom - bottom;
+  },
+  toNewest: function () {
+    var below = chat.below();
+    if (below !== null) window.scrollBy(0, below + 8);
+  },
+  following: true,
+};
+document.addEventListener("DOMContentLoaded", function () {
+  if (chat.end() && !/[?&]before=/.test(location.search) && !location.hash) chat.toNewest();
+});
+document.addEventListener("htmx:wsBeforeMessage", function () {
+  var below = chat.below();
+  chat.following = below !== null && below < 80; // the newest message was (about) in view
+});
+document.addEventListener("htmx:wsAfterMessage", function () {
+  if (chat.following) chat.toNewest();
+});
+document.addEventListener("htmx:afterSwap", function (event) {
+  if (event.detail.target && event.detail.target.id === "chat-log") chat.toNewest(); // the owner's own send
+});

@@ -13,7 +13,17 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 from tests.support.agents import TestAgent, start_agent
-from tests.support.browser import WAIT_MS, console_errors, duplicate_ids, launch, live, shot
+from tests.support.browser import (
+    WAIT_MS,
+    console_errors,
+    duplicate_ids,
+    launch,
+    live,
+    question_after,
+    shot,
+    task_card,
+    task_id_of,
+)
 from tests.support.console_server import OWNER, PASSWORD, ConsoleServer
 
 expect.set_options(timeout=WAIT_MS)
@@ -101,15 +111,19 @@ def test_add_agent_by_form_and_see_its_skills(page: Page, server: ConsoleServer,
     expect(page.get_by_role("textbox", name="Message")).to_have_value("hello there")
 
 
+def card(page: Page, text: str):
+    """The task card after the owner's message `text` in the chat log."""
+    message = page.locator("#chat-log li.kind-sent", has_text=text).last
+    return message.locator("xpath=following-sibling::li[contains(@class, 'task-card')][1]")
+
+
 def test_send_and_see_the_answer(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
     ensure_bot(server, bot)
     page.goto("/chat/console/")
     live(page)
     page.get_by_label("Agent").select_option("bot")
     send(page, "hello from the browser")
-    reply = page.locator("#reply")
-    expect(reply).to_contain_text("echo: hello from the browser")
-    expect(reply.locator("[data-task-state]")).to_have_text("completed")
+    expect(task_card(page, "hello from the browser").locator("[data-task-state]")).to_have_text("completed")
     expect(page.locator("#chat-log")).to_contain_text("echo: hello from the browser")
     assert duplicate_ids(page) == []
     shot(page, "conversation")
@@ -121,29 +135,31 @@ def test_slow_task_completes_without_reload(page: Page, server: ConsoleServer, b
     live(page)
     page.get_by_label("Agent").select_option("bot")
     send(page, "hold slow1")
-    reply = page.locator("#reply")
-    expect(reply.locator("[data-task-state]")).to_have_text("working")
+    state = task_card(page, "hold slow1").locator("[data-task-state]")
+    expect(state).to_have_text("working")
     bot.release("slow1")
-    expect(reply.locator("[data-task-state]")).to_have_text("completed")
+    expect(state).to_have_text("completed")
     expect(page.locator("#chat-log")).to_contain_text("released slow1")
     assert duplicate_ids(page) == []
 
 
 def test_what_is_typed_while_the_answer_comes_is_kept(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
-    """The sent message leaves the box when its answer comes, a follow-up typed meanwhile does not."""
+    """The sent message leaves the box at once; what is typed next stays while the task's updates arrive."""
     ensure_bot(server, bot)
     page.goto("/chat/console/")
     live(page)
     page.get_by_label("Agent").select_option("bot")
-    send(page, "hold typed1")  # the send waits the 2 s of WaitSeconds for it
+    send(page, "hold typed1")
     button = page.get_by_role("button", name="Send", exact=True)
-    expect(button).to_be_disabled()  # while the request is on its way
     box = page.get_by_role("textbox", name="Message")
+    expect(box).to_have_value("")
     box.fill("and one more thing")
     expect(button).to_be_enabled()
-    expect(page.locator("#reply [data-task-state]")).to_have_text("working")
-    expect(box).to_have_value("and one more thing")
+    state = task_card(page, "hold typed1").locator("[data-task-state]")
+    expect(state).to_have_text("working")
     bot.release("typed1")
+    expect(state).to_have_text("completed")
+    expect(box).to_have_value("and one more thing")
 
 
 def test_answer_a_question(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
@@ -151,12 +167,11 @@ def test_answer_a_question(page: Page, server: ConsoleServer, bot: TestAgent) ->
     page.goto("/chat/console/")
     live(page)
     page.get_by_label("Agent").select_option("bot")
-    send(page, "ask")
-    reply = page.locator("#reply")
-    expect(reply).to_contain_text("Which colour?")
-    reply.get_by_label("Your answer").fill("blue")
-    reply.get_by_role("button", name="Answer").click()
-    expect(page.locator("#reply")).to_contain_text("got answer: blue")
+    send(page, "ask q1")
+    question = question_after(page, "ask q1")
+    expect(question).to_contain_text("Which colour?")
+    question.get_by_label("Answer bot").fill("blue")
+    question.get_by_role("button", name="Answer").click()
     expect(page.locator("#chat-log")).to_contain_text("got answer: blue")
     assert duplicate_ids(page) == []
 
@@ -167,8 +182,9 @@ def test_watch_table_recheck_and_cancel(page: Page, server: ConsoleServer, bot: 
     live(page)
     page.get_by_label("Agent").select_option("bot")
     send(page, "hold never")
-    expect(page.locator("#reply [data-task-state]")).to_have_text("working")
-    task_id = page.locator("#reply").get_attribute("data-task-id")
+    card = task_card(page, "hold never")
+    expect(card.locator("[data-task-state]")).to_have_text("working")
+    task_id = task_id_of(card)
     page.goto("/watches/")
     live(page)
     row = page.locator("#watch-table tr", has_text=task_id)
@@ -280,10 +296,11 @@ def with_live_data(page: Page) -> list[str]:
     live(page)
     page.get_by_label("Agent").select_option("bot")
     tasks = []
-    for text, state in (("hello pages", "completed"), ("ask", "input-required"), ("hold pages", "working")):
+    for text, state in (("hello pages", "completed"), ("ask pages", "input-required"), ("hold pages", "working")):
         send(page, text)
-        expect(page.locator("#reply [data-task-state]")).to_have_text(state)
-        tasks.append(f"/tasks/bot/{page.locator('#reply').get_attribute('data-task-id')}/?target=console")
+        card = task_card(page, text)
+        expect(card.locator("[data-task-state]")).to_have_text(state)
+        tasks.append(f"/tasks/bot/{task_id_of(card)}/?target=console")
     return tasks
 
 
@@ -305,7 +322,7 @@ def test_every_page_runs_under_the_policy_and_stays_live(page: Page, server: Con
     live(page)
     page.get_by_label("Agent").select_option("bot")
     send(page, "hold csp1")
-    expect(page.locator("#reply [data-task-state]")).to_have_text("working")
+    expect(task_card(page, "hold csp1").locator("[data-task-state]")).to_have_text("working")
     expect(page.get_by_role("textbox", name="Message")).to_have_value("")
     bot.release("csp1")
     expect(page.locator("#chat-log")).to_contain_text("released csp1")  # pushed over the WebSocket

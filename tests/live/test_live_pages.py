@@ -27,7 +27,7 @@ from tests.live.test_browser_console import (  # noqa: F401  (fixtures)
     shot,
 )
 from tests.support.agents import TestAgent
-from tests.support.browser import WAIT_MS, duplicate_ids
+from tests.support.browser import WAIT_MS, duplicate_ids, question_after, task_card, task_id_of
 from tests.support.console_server import OWNER, PASSWORD, ConsoleServer
 
 
@@ -37,10 +37,10 @@ def start_task(page: Page, text: str) -> str:
     live(page)
     page.get_by_label("Agent").select_option("bot")
     send(page, text)
-    expect(page.locator("#reply [data-task-state]")).to_have_text("working")
-    task_id = page.locator("#reply").get_attribute("data-task-id")
-    assert task_id
-    return task_id
+    card = task_card(page, text)
+    expect(card.locator("[data-task-state]")).to_have_text("working")
+    expect(card).to_contain_text("watched by")  # the send's wait is over: a watch follows it
+    return task_id_of(card)
 
 
 def test_chat_updates_land_without_a_console_error(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
@@ -55,10 +55,7 @@ def test_chat_updates_land_without_a_console_error(page: Page, server: ConsoleSe
         other.goto("/chat/console/")  # the same chat, no answer panel for that task
         live(other)
         bot.release("chat1")
-        reply = page.locator("#reply")
-        expect(reply.locator("[data-task-state]")).to_have_text("completed")
-        expect(reply).to_contain_text("released chat1")
-        expect(reply).not_to_contain_text("Working on it")
+        expect(task_card(page, "hold chat1").locator("[data-task-state]")).to_have_text("completed")
         expect(other.locator("#chat-log")).to_contain_text("released chat1")
         expect(page.locator("#chat-log")).to_contain_text("released chat1")
         assert duplicate_ids(page) == [] and duplicate_ids(other) == []
@@ -190,16 +187,17 @@ def test_an_answer_being_typed_survives_live_updates(page: Page, server: Console
     page.goto("/chat/console/")
     live(page)
     page.get_by_label("Agent").select_option("bot")
-    send(page, "ask")
-    reply = page.locator("#reply")
+    send(page, "ask typing1")
+    reply = question_after(page, "ask typing1")
     expect(reply).to_contain_text("Which colour?")
-    reply.get_by_label("Your answer").fill("green")
-    expect(page.locator("#chat-log")).to_contain_text("Which colour?")  # the live render with the panel is in
-    expect(reply.get_by_label("Your answer")).to_have_value("green")
+    reply.get_by_label("Answer bot").fill("green")
+    expect(task_card(page, "ask typing1").locator("[data-task-state]")).to_have_text(
+        "input-required"
+    )  # live renders in
+    expect(reply.get_by_label("Answer bot")).to_have_value("green")
     reply.get_by_role("button", name="Answer").click()
-    expect(page.locator("#reply")).to_contain_text("got answer: green")
     expect(page.locator("#chat-log")).to_contain_text("got answer: green")  # the answer's live updates are in
-    expect(page.locator("#reply")).to_have_count(1)
+    expect(page.locator("#chat-log")).to_have_count(1)
     assert duplicate_ids(page) == []
     assert errors == []
 
@@ -245,41 +243,38 @@ class HeldFrames:
         return len(sent)
 
 
-def test_a_question_that_came_live_is_answered_in_one_panel(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
-    """Bug: the question panel a live update brought answered into its own form (`hx-target="this"`), so the
-    reply, a whole `#reply` panel, landed inside the panel: two answer panels, two elements with one id (seen
-    now and then when a live render of the question replaced the panel the send's reply showed). Live update
-    first, then the answer's reply, then the answer's own live updates (held until the reply is in)."""
+def test_a_question_that_came_live_is_answered_in_one_log(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
+    """A question a live update brought is answered from the chat log: the answer's reply (the log) and the
+    answer's own live updates (held until the reply is in) leave one log, no id twice."""
     ensure_bot(server, bot)
     errors = console_errors(page)
     frames = HeldFrames(page)
     try:
         start_task(page, "later race1")  # the send's wait ends while the agent still works: no question yet
         bot.release("race1")
-        reply = page.locator("#reply")
-        expect(reply).to_contain_text("Which colour?")  # the panel a live update brought
+        question = question_after(page, "later race1")
+        expect(question).to_contain_text("Which colour?")  # a live update brought it
         assert duplicate_ids(page) == []
-        reply.get_by_label("Your answer").fill("green")
+        question.get_by_label("Answer bot").fill("green")
         frames.hold = True
-        reply.get_by_role("button", name="Answer").click()
-        expect(page.locator("#reply").last).to_contain_text("got answer: green")  # the answer's reply
-        expect(page.locator("#reply")).to_have_count(1)
+        question.get_by_role("button", name="Answer").click()
+        expect(page.locator("#chat-log li.from-owner", has_text="green")).to_be_visible()  # the answer's reply
+        expect(page.locator("#chat-log")).to_have_count(1)
         assert duplicate_ids(page) == []
         frames.release()
         expect(page.locator("#chat-log")).to_contain_text("got answer: green")  # its live updates are in too
-        expect(page.locator("#reply")).to_have_count(1)
-        expect(page.locator("#reply")).to_contain_text("got answer: green")
+        expect(page.locator("#chat-log")).to_have_count(1)
         assert duplicate_ids(page) == []
     finally:
         bot.release("race1")
     assert errors == []
 
 
-def test_an_answer_in_flight_when_live_updates_land_leaves_one_panel(
+def test_an_answer_in_flight_when_live_updates_land_leaves_one_log(
     page: Page, server: ConsoleServer, bot: TestAgent
 ) -> None:
     """The other order: the answer's reply is held back (route interception) until the live updates of the
-    answered task have replaced the panel its form was in; then the reply lands, in the one panel."""
+    answered task have rendered the log anew; then the reply lands, as the one log."""
     ensure_bot(server, bot)
     errors = console_errors(page)
     held: list[tuple[Route, APIResponse]] = []
@@ -291,23 +286,18 @@ def test_an_answer_in_flight_when_live_updates_land_leaves_one_panel(
     page.goto("/chat/console/")
     live(page)
     page.get_by_label("Agent").select_option("bot")
-    send(page, "ask")
-    reply = page.locator("#reply")
-    expect(reply).to_contain_text("Which colour?")
-    expect(page.locator("#chat-log")).to_contain_text("Which colour?")
+    send(page, "ask flight1")
+    question = question_after(page, "ask flight1")
+    expect(question).to_contain_text("Which colour?")
     page.route("**/chat/console/send/", hold)
-    reply.get_by_label("Your answer").fill("green")
-    reply.get_by_role("button", name="Answer").click()
+    question.get_by_label("Answer bot").fill("green")
+    question.get_by_role("button", name="Answer").click()
     page.wait_for_function("() => document.body.dataset.answerHeld === '1'")
     (route, answered) = held[0]
     expect(page.locator("#chat-log")).to_contain_text("got answer: green")  # the live updates, reply held
-    expect(reply.locator("[data-task-state]")).to_have_text("completed")  # the live panel replaced the form's
-    expect(reply.locator("form.answer")).to_have_count(0)
-    page.evaluate("() => { document.getElementById('reply').dataset.before = '1'; }")
     route.fulfill(response=answered)
-    expect(page.locator("#reply:not([data-before])")).to_have_count(1)  # the reply is swapped in
-    expect(page.locator("#reply")).to_have_count(1)
-    expect(page.locator("#reply")).to_contain_text("got answer: green")
+    expect(page.locator("#chat-log")).to_have_count(1)
+    expect(page.locator("#chat-log")).to_contain_text("got answer: green")
     assert duplicate_ids(page) == []
     page.unroute("**/chat/console/send/")
     assert errors == []
@@ -323,9 +313,8 @@ def test_an_answer_typed_in_the_chat_log_survives_a_live_update(
     page.goto("/chat/console/")
     live(page)
     page.get_by_label("Agent").select_option("bot")
-    send(page, "ask")
-    expect(page.locator("#reply")).to_contain_text("Which colour?")
-    task_id = page.locator("#reply").get_attribute("data-task-id")
+    send(page, "ask survive1")
+    task_id = task_id_of(task_card(page, "ask survive1"))
     form = page.locator("#chat-log form.answer", has=page.locator(f'input[name="task_id"][value="{task_id}"]'))
     box = form.get_by_role("textbox")
     box.fill("blu")
@@ -334,7 +323,7 @@ def test_an_answer_typed_in_the_chat_log_survives_a_live_update(
         other.goto("/chat/console/")
         other.get_by_label("Agent").select_option("bot")
         send(other, "hello while you type")
-        expect(other.locator("#reply")).to_contain_text("echo: hello while you type")
+        expect(other.locator("#chat-log")).to_contain_text("echo: hello while you type")
     finally:
         other.close()
     expect(page.locator("#chat-log")).to_contain_text("echo: hello while you type")  # the log rendered anew
@@ -342,40 +331,7 @@ def test_an_answer_typed_in_the_chat_log_survives_a_live_update(
     assert focused(page) == box.get_attribute("id")
     page.keyboard.type("e")
     form.get_by_role("button", name="Answer").click()
-    expect(page.locator("#reply")).to_contain_text("got answer: blue")
     expect(page.locator("#chat-log")).to_contain_text("got answer: blue")
-    assert duplicate_ids(page) == []
-    assert errors == []
-
-
-def test_an_answer_typed_in_a_panel_a_live_update_replaces_stays(
-    page: Page, server: ConsoleServer, bot: TestAgent
-) -> None:
-    """The answer panel a live update replaces with another render of the same question (here: the panel the
-    send's reply showed, marked as rendered from another state, as a render of the task's earlier state would
-    be) keeps what is typed in its box."""
-    ensure_bot(server, bot)
-    errors = console_errors(page)
-    frames = HeldFrames(page)
-    page.goto("/chat/console/")
-    live(page)
-    page.get_by_label("Agent").select_option("bot")
-    frames.hold = True
-    send(page, "ask")
-    reply = page.locator("#reply")
-    expect(reply).to_contain_text("Which colour?")
-    box = reply.get_by_label("Your answer")
-    box.fill("gre")
-    reply.locator("[data-live-key]").evaluate("panel => { panel.dataset.liveKey = 'earlier'; }")
-    frames.wait_held(page)  # the send's live update, which on a busy machine comes after its reply
-    assert frames.release() > 0
-    expect(reply.locator('[data-live-key]:not([data-live-key="earlier"])')).to_have_count(1)  # replaced live
-    expect(box).to_have_value("gre")
-    box.fill("green")
-    reply.get_by_role("button", name="Answer").click()
-    expect(page.locator("#reply")).to_contain_text("got answer: green")
-    expect(page.locator("#chat-log")).to_contain_text("got answer: green")
-    expect(page.locator("#reply")).to_have_count(1)
     assert duplicate_ids(page) == []
     assert errors == []
 
@@ -403,12 +359,11 @@ def test_progress_shows_live_on_the_watch_row_the_timeline_and_the_conversation(
         expect(row.locator("[data-task-state]")).to_have_text("working")
         expect(task.locator("#task-progress")).to_contain_text(last)
         expect(task.locator("#timeline-log li.kind-progress")).to_have_count(0)  # a line in place, not an entry each
-        line = page.locator("#chat-log li.status-line", has=page.locator(f'a[href*="{task_id}"]')).locator(
+        line = page.locator("#chat-log li.task-card", has=page.locator(f'a[href*="{task_id}"]')).locator(
             "[data-progress]"
         )
         expect(line).to_contain_text(last)
         expect(page.locator("#chat-log")).not_to_contain_text("working 2/3")  # no chat bubble per progress event
-        expect(page.locator("#reply")).to_contain_text(f"Working on it: {last}")
         expect(line.locator("[data-ago]")).to_have_text(re.compile(r"just now|\d+ s ago"))  # the browser's clock
         shot(task, "task-progress")
         shot(page, "conversation-progress")
@@ -419,7 +374,7 @@ def test_progress_shows_live_on_the_watch_row_the_timeline_and_the_conversation(
         expect(task.locator("#task-state")).to_have_text("completed")
         expect(task.locator("#task-progress")).to_be_hidden()
         expect(watches.locator("#watch-table")).not_to_contain_text(task_id)
-        expect(page.locator("#reply")).to_contain_text("3 steps done")
+        expect(page.locator("#chat-log")).to_contain_text("3 steps done")
         assert duplicate_ids(page) == []
     finally:
         bot.release("prog1")

@@ -12,7 +12,7 @@ from playwright.sync_api import BrowserContext, expect
 
 from tests.live.test_browser_console import send
 from tests.support.agents import TestAgent, start_agent
-from tests.support.browser import console_errors, duplicate_ids, live, owner_browser, shot
+from tests.support.browser import console_errors, duplicate_ids, live, owner_browser, shot, task_card
 from tests.support.console_server import ConsoleServer
 
 pytestmark = [pytest.mark.timeout(120)]
@@ -48,9 +48,9 @@ def test_tasks_and_conversation_live_without_console_errors(context: BrowserCont
     live(chat)
     chat.get_by_label("Agent").select_option("bot")
     send(chat, "hello tasks")
-    expect(chat.locator("#reply [data-task-state]")).to_have_text("completed")
+    expect(task_card(chat, "hello tasks").locator("[data-task-state]")).to_have_text("completed")
     send(chat, "message hi")  # the agent answers with a message, no task
-    expect(chat.locator("#reply")).to_contain_text("echo: message hi")
+    expect(chat.locator("#chat-log")).to_contain_text("echo: message hi")
 
     tasks = context.new_page()
     tasks_errors = console_errors(tasks)
@@ -60,7 +60,8 @@ def test_tasks_and_conversation_live_without_console_errors(context: BrowserCont
     expect(table).to_contain_text("echo: hello tasks")
     # a task started in the other tab shows up here, then finishes here, without a reload
     send(chat, "hold tasks1")
-    expect(chat.locator("#reply [data-task-state]")).to_have_text("working")
+    expect(task_card(chat, "hold tasks1").locator("[data-task-state]")).to_have_text("working")
+    expect(task_card(chat, "hold tasks1")).to_contain_text("watched by")  # the send's wait is over
     row = table.locator("tbody tr", has_text="tasks1")
     expect(row.locator(".badge")).to_have_text("working")
     bot.release("tasks1")
@@ -78,7 +79,7 @@ def test_tasks_and_conversation_live_without_console_errors(context: BrowserCont
     live(chat)
     log = chat.locator("#chat-log")
     expect(log).to_contain_text("echo: message hi")
-    folded = log.locator(".status-line", has_text="watched by")  # the hold task's watch, one line
+    folded = log.locator(".task-card", has_text="watched by")  # the hold task's watch, one line
     expect(folded).to_contain_text("result delivered")
     expect(folded).to_contain_text("working → completed")
     chat.locator("#threads").get_by_role("link", name="hold tasks1").click()

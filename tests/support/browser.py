@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import unquote
 
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Locator, Page, Playwright, expect, sync_playwright
 
 from tests.support.console_server import OWNER, PASSWORD
 
@@ -86,3 +87,21 @@ def duplicate_ids(page: Page) -> list[str]:
         "() => { const ids = [...document.querySelectorAll('[id]')].map(e => e.id);"
         " return [...new Set(ids.filter((id, i) => ids.indexOf(id) !== i))]; }"
     )
+
+
+def task_card(page: Page, text: str) -> Locator:
+    """The task card after the owner's latest message `text` in the chat log."""
+    message = page.locator("#chat-log li.kind-sent", has_text=text).last
+    return message.locator("xpath=following-sibling::li[contains(@class, 'task-card')][1]")
+
+
+def task_id_of(card: Locator) -> str:
+    """The task id a task card links to."""
+    href = card.get_by_role("link", name="task", exact=True).get_attribute("href") or ""
+    return unquote(href.split("/tasks/", 1)[1].split("/", 2)[1])
+
+
+def question_after(page: Page, text: str) -> Locator:
+    """The question that follows the owner's latest message `text` in the chat log."""
+    message = page.locator("#chat-log li.kind-sent", has_text=text).last
+    return message.locator("xpath=following-sibling::li[contains(@class, 'kind-question')][1]")

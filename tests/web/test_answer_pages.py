@@ -24,6 +24,7 @@ from tests.support.agent_process import agent_process
 from tests.support.agents import TestAgent, long_text
 from tests.support.memory import reset_peak, status_kb
 from tests.support.runtime import fresh_runtime
+from tests.support.sends import send
 from tests.support.watching import WaitableSink
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -78,7 +79,7 @@ async def _pages(owner: AsyncClient, task_id: str) -> dict[str, str]:
 
 async def test_a_long_answer_is_a_file_and_pages_show_a_preview(console, owner: AsyncClient, space: Workspace) -> None:
     rt, events, _ = console
-    sent = await owner.post("/chat/console/send/", {"agent": "bot", "message": f"bigtext {LONG}"})
+    sent = await send(owner, {"agent": "bot", "message": f"bigtext {LONG}"})
     assert sent.status_code == 200
     assert (space.root / TEXT_FILE).read_text() == long_text(LONG).strip()  # the whole text, saved
     [row] = await sync_to_async(list)(TaskEvent.objects.filter(kind="result"))
@@ -102,11 +103,11 @@ async def test_a_100_mb_answer_costs_little_memory_and_no_page_grows(space: Work
     with agent_process(chunked=True) as url:
         space.save_agents([{"name": "big", "url": url}], None)
         async with fresh_runtime(client_settings=replace(SETTINGS, wait_seconds=60)):  # the agent takes its time
-            warm = await owner.post("/chat/console/send/", {"agent": "big", "message": "hello"})
+            warm = await send(owner, {"agent": "big", "message": "hello"})
             assert "echo: hello" in warm.content.decode()
             reset_peak()
             before = status_kb("VmRSS")
-            sent = await owner.post("/chat/console/send/", {"agent": "big", "message": "bigtext 100000000"})
+            sent = await send(owner, {"agent": "big", "message": "bigtext 100000000"})
             grown_mb = (status_kb("VmHWM") - before) / 1024
             reply = sent.content.decode()
             pages = {"reply": reply}
@@ -144,7 +145,7 @@ async def test_a_long_answer_delivered_by_a_watch_is_a_preview_in_the_inbox(
 
 @pytest.mark.parametrize("url", ["javascript:alert(document.cookie)", "data:text/html,<script>alert(1)</script>"])
 async def test_a_link_that_is_not_http_is_shown_as_text(console, owner: AsyncClient, url: str) -> None:
-    sent = await owner.post("/chat/console/send/", {"agent": "bot", "message": f"link {url}"})
+    sent = await send(owner, {"agent": "bot", "message": f"link {url}"})
     assert sent.status_code == 200 and "a link for you" in sent.content.decode()
     [row] = await sync_to_async(list)(TaskEvent.objects.filter(kind="result"))
     assert row.data["links"] == [] and row.data["otherUrls"] == [url]
@@ -159,7 +160,7 @@ async def test_a_link_that_is_not_http_is_shown_as_text(console, owner: AsyncCli
 
 
 async def test_an_http_link_is_a_link(console, owner: AsyncClient) -> None:
-    sent = await owner.post("/chat/console/send/", {"agent": "bot", "message": "link https://files.example/r.pdf"})
+    sent = await send(owner, {"agent": "bot", "message": "link https://files.example/r.pdf"})
     assert 'href="https://files.example/r.pdf" rel="noopener noreferrer"' in sent.content.decode()
 
 
@@ -171,7 +172,7 @@ async def test_the_console_reads_answers_within_max_response_bytes(
     agent = make_agent(streaming=False, push=False)
     space.save_agents([{"name": "bot", "url": agent.url}], None)
     async with fresh_runtime(client_settings=replace(SETTINGS, max_response_bytes=64 * 1024)):
-        small = await owner.post("/chat/console/send/", {"agent": "bot", "message": "bigtext 30000"})
-        big = await owner.post("/chat/console/send/", {"agent": "bot", "message": "bigtext 100000"})
+        small = await send(owner, {"agent": "bot", "message": "bigtext 30000"})
+        big = await send(owner, {"agent": "bot", "message": "bigtext 100000"})
     assert "line 1 of a long text" in small.content.decode()
     assert "agent &quot;bot&quot; answered more than 0.06 MB to " in big.content.decode()

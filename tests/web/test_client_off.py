@@ -26,6 +26,7 @@ from a2aconsole.web.worker import dispatch
 from tests.support.agents import TestAgent
 from tests.support.console import add_agent, create_owner
 from tests.support.runtime import fresh_runtime
+from tests.support.sends import send
 from tests.support.watching import start_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -101,8 +102,8 @@ async def test_console_pages_work_and_forms_say_off(
     detail = await owner.get("/agent/bot/")
     assert detail.status_code == 200 and "Echo" in detail.text and CLIENT_OFF not in detail.text  # skills shown
     upload = SimpleUploadedFile("notes.txt", b"my notes", content_type="text/plain")
-    r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "hello off", "files": [upload]})
-    assert r.status_code == 422 and "the A2A client is off" in r.text
+    r = await send(owner, {"agent": "bot", "message": "hello off", "files": [upload]})
+    assert r.status_code == 400 and "the A2A client is off" in r.text
     assert not list(off.root.rglob("notes*"))  # the upload was not even saved
     r = await owner.post("/tasks/bot/t-1/act/", {"action": "cancel", "target": "console"})
     assert "the A2A client is off" in r.text

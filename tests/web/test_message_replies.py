@@ -12,6 +12,7 @@ from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.models import TaskEvent, TaskRecord
 from tests.support.agents import TestAgent
 from tests.support.console import add_agent
+from tests.support.sends import send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -20,7 +21,7 @@ async def test_message_reply_is_stored_and_shown_after_reload(
     owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent
 ) -> None:
     add_agent(ws, agent)
-    r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "message hi"}, headers={"HX-Request": "1"})
+    r = await send(owner, {"agent": "bot", "message": "message hi"}, headers={"HX-Request": "1"})
     assert "echo: message hi" in r.text
     stored = await sync_to_async(list)(TaskEvent.objects.filter(kind="message"))
     assert [(e.agent, e.text, e.target) for e in stored] == [("bot", "echo: message hi", "console")]

@@ -11,6 +11,7 @@ from asgiref.sync import sync_to_async
 from django.apps import apps
 from django.test import Client
 
+from a2aconsole.web import task_index
 from a2aconsole.web.models import ChatTarget, TaskEvent, TaskRecord
 from a2aconsole.web.task_index import LAST_CHARS
 from tests.support.console import connect_socket, create_owner
@@ -92,3 +93,21 @@ async def test_a_tab_that_missed_a_status_message_catches_up(owner_cookie: str, 
     got = "".join(await frames_until(comm, lambda t: "working 5/8" in t))  # no message was sent at all
     assert 'id="task-progress"' in got
     await comm.disconnect()
+
+
+@pytest.mark.parametrize(
+    ("text", "bar"),
+    [
+        ("working 22/30", (22, 30, 73)),
+        ("step 3 of 8", (3, 8, 38)),
+        ("about 40% done", (40.0, 100, 40)),
+        ("v1.2/3 of the docs", None),  # a version, not a count
+        ("12/0", None),
+        ("150%", None),
+        ("2026/12/06", None),  # more done than in all: a date
+        ("just working", None),
+    ],
+)
+def test_a_status_message_with_numbers_is_a_bar(text: str, bar: tuple[float, int, int] | None) -> None:
+    got = task_index.fraction(text)
+    assert (None if got is None else (got["done"], got["total"], got["percent"])) == bar

@@ -21,6 +21,7 @@ from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
 from a2aconsole.web.runtime import Runtime
 from tests.support.agents import TestAgent
 from tests.support.runtime import fresh_runtime
+from tests.support.sends import send
 from tests.support.watching import WaitableSink, add_record, settled_at_agent, start_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -117,7 +118,7 @@ async def test_watch_delivered_question_is_answerable(console, owner: AsyncClien
     for name, html in (await _pages(owner, task.id)).items():
         assert "Which colour?</" in html and 'class="msg">[A2A' not in html, name
         assert f'name="task_id" value="{task.id}"' in html, name  # the answer form
-    r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "blue", "task_id": task.id})
+    r = await send(owner, {"agent": "bot", "message": "blue", "task_id": task.id})
     assert "got answer: blue" in r.text
 
 

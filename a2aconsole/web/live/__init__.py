@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from a2aconsole.core.events import ALL_GROUP
+from a2aconsole.web.outgoing import KIND as OUTGOING
 
 
 @dataclass
@@ -27,6 +28,7 @@ class Changes:
     tasks: set[tuple[str, str]] = field(default_factory=set)
     kinds: set[str] = field(default_factory=set)
     count: int = 0
+    outgoing: dict[int, str] = field(default_factory=dict)  # the owner's messages that changed -> their chat
 
     def add(self, event: dict[str, Any]) -> None:
         self.count += 1
@@ -34,6 +36,10 @@ class Changes:
         self.kinds.add(kind)
         if event.get("task_id"):
             self.tasks.add((str(event.get("agent") or ""), str(event["task_id"])))
+        data = event.get("data")
+        row = event.get(OUTGOING) if kind == OUTGOING else data.get(OUTGOING) if isinstance(data, dict) else None
+        if isinstance(row, int):  # a row changed (`sends.announce`), or a `sent` event took its place
+            self.outgoing[row] = str(event.get("target") or "")
 
     def merge(self, other: Changes) -> None:
         """Take in what `other` noted too."""
@@ -41,6 +47,7 @@ class Changes:
         self.tasks |= other.tasks
         self.kinds |= other.kinds
         self.count += other.count
+        self.outgoing.update(other.outgoing)
 
     def __bool__(self) -> bool:
         return self.full or self.count > 0
@@ -59,6 +66,10 @@ class Tab:
 
 class LivePage:
     """A page kind's live fragments. `full`, `changed`, `start` and `version` run in a database thread."""
+
+    # the owner's messages on their way, as a line each where one shows (an answer panel, the question box); a
+    # page that renders them itself (the chat log) says False
+    outgoing_lines = True
 
     def groups(self, params: dict[str, str]) -> list[str] | None:
         """The groups a tab joins; None refuses the socket (missing parameters)."""

@@ -304,6 +304,8 @@ class WatchesLive(LivePage):
 
 @register("chat")
 class ChatLive(LivePage):
+    outgoing_lines = False  # the chat log shows them, rendered with it
+
     def groups(self, params: dict[str, str]) -> list[str] | None:
         return [target_group(params["target"])] if params.get("target") else None
 

@@ -1,7 +1,7 @@
 """Conversation with agents for one chat target: pick an agent, write, attach files, continue or answer.
 
-The send goes through the tool (`send`), which waits up to WaitSeconds; what the agent does meanwhile and
-after (status updates, the result a watch delivers) arrives over the tab's WebSocket as events.
+A send returns at once: the message goes out in the background (`web.sends`) and shows in the thread as it goes;
+what the agent does then (the task, its status, the result a watch delivers) arrives over the tab's WebSocket.
 """
 
 from __future__ import annotations
@@ -16,15 +16,18 @@ from django.core.files.uploadedfile import UploadedFile
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.html import format_html
 
 from a2aconsole.core.files import atomic_write
 from a2aconsole.core.results import safe_file_name
 from a2aconsole.core.tool import CLIENT_OFF
 from a2aconsole.core.workspace import Workspace
-from a2aconsole.web import history, threads
+from a2aconsole.web import history, sends, threads
 from a2aconsole.web.forms import SendForm
-from a2aconsole.web.models import ChatTarget, TaskEvent
+from a2aconsole.web.models import ChatTarget, OutgoingMessage, TaskEvent
 from a2aconsole.web.views import scope
+from a2aconsole.web.views.watches import answer_vals
 
 UPLOADS = "uploads"
 
@@ -47,6 +50,7 @@ def log_context(target: str, context_id: str = "", before: int | None = None) ->
         items = threads.mark_threads(items, {t.context_id: t.title for t in found})
     return {
         "items": items,
+        "outgoing": [sends.shown(o) for o in sends.pending_of(target, context_id)] if before is None else [],
         "events": page.events,
         "open_ids": history.open_question_ids(page.events),
         "older": page.older,
@@ -76,9 +80,7 @@ def _before(value: str | None) -> int | None:
         return None
 
 
-def _page_ctx(
-    request: HttpRequest, target: ChatTarget, form: SendForm, reply: dict[str, Any] | None, context_id: str = ""
-) -> dict:
+def _page_ctx(request: HttpRequest, target: ChatTarget, form: SendForm, context_id: str = "") -> dict:
     before = _before(request.GET.get("before"))
     live = urlencode({k: v for k, v in (("target", target.id), ("context", context_id), ("before", before)) if v})
     return {
@@ -87,7 +89,6 @@ def _page_ctx(
         "target": target,
         "targets": list(ChatTarget.objects.all()),
         "form": form,
-        "reply": reply,
         "ws_url": f"/ws/console/chat/?{live}",
         **log_context(target.id, context_id, before),
     }
@@ -98,16 +99,35 @@ def page(request: HttpRequest, target: str) -> HttpResponse:
     ws = Workspace(t.workspace)
     g = request.GET
     context_id = g.get("context", "").strip()
-    form = SendForm(
-        agents=_agent_names(ws),
-        initial={
+    edited = _edited(g.get("edit"), t.id)
+    if edited is not None:  # Edit on a message that was not sent: the composer holds it again
+        initial = {
+            "agent": edited.agent,
+            "message": edited.text,
+            "context_id": edited.context_id,
+            "task_id": edited.task_id,
+        }
+    else:
+        initial = {
             "agent": g.get("agent", "") or (_thread_agent(t.id, context_id) if context_id else ""),
             "message": g.get("message", ""),
             "context_id": context_id,
             "task_id": g.get("task", ""),
-        },
-    )
-    return render(request, "web/conversation.html", _page_ctx(request, t, form, None, context_id))
+        }
+    form = SendForm(agents=_agent_names(ws), initial=initial)
+    ctx = _page_ctx(request, t, form, context_id)
+    ctx["edited"] = edited
+    return render(request, "web/conversation.html", ctx)
+
+
+def older(request: HttpRequest, target: str) -> HttpResponse:
+    """GET: the page of messages before `before`, put above those the tab shows (the chat's "Earlier messages")."""
+    t = scope.target_or_404(target)
+    before = _before(request.GET.get("before"))
+    if before is None:
+        raise Http404("which messages?")
+    ctx = log_context(t.id, request.GET.get("context", "").strip(), before)
+    return render(request, "web/conversation.html#older-page", {**ctx, "target": t})
 
 
 def _thread_agent(target: str, context_id: str) -> str:
@@ -128,58 +148,136 @@ def save_upload(ws: Workspace, f: UploadedFile) -> str:
 ANSWER_PANELS = {"watch-answer": "web/watches.html#watch-answer", "task-answer": "web/task.html#task-answer"}
 
 
-def answer_panel(reply: dict[str, Any], panel: str) -> dict[str, Any]:
-    """What a page's answer panel shows for the reply to an answer given in it, or in its page's timeline."""
-    from a2aconsole.web.views.watches import answer_vals
-
-    return {
-        "answer": reply,
-        "answer_label": "Your answer",
-        "answer_target": f"#{panel}",
-        "answer_vals": answer_vals(reply),
-        "keep_raw": True,  # a task page's raw JSON stays as it is
-    }
-
-
 async def send(request: HttpRequest, target: str) -> HttpResponse:
-    """POST: send the message through the tool; the reply (or the form's errors) is rendered."""
+    """POST: the message goes out in the background (`web.sends`) and the page gets, at once, what shows it: the
+    chat log with the message in it (the conversation), an answer panel saying it is on its way (a watch row, a
+    task page), or that line alone (the dashboard's question box). A form that is not valid comes back with what
+    was typed and why."""
     if request.method != "POST":
         return redirect("conversation", target=target)
     t = await sync_to_async(scope.target_or_404)(target)
     ws = Workspace(t.workspace)
     names = await sync_to_async(_agent_names)(ws)
     form = SendForm(request.POST, request.FILES, agents=names)
-    reply: dict[str, Any] | None = None
-    status = 200
     valid = await sync_to_async(form.is_valid)()
+    edited = await sync_to_async(_edited)(request.POST.get("edit"), t.id) if valid else None
     if valid and not scope.tool().settings.enabled:
-        reply, status = {"error": CLIENT_OFF}, 422  # off: the uploads are not even saved
-    elif valid:
-        files = [await sync_to_async(save_upload)(ws, f) for f in form.cleaned_data.get("files") or []]
-        reply = await scope.run_tool("send", form.tool_args(files), t.id)
-        reply = {**reply, "sentFiles": files}
-        status = 200 if "error" not in reply else 422
-    else:
-        status = 400
+        form.add_error(None, CLIENT_OFF)  # off: the uploads are not even saved
+        valid = False
+    if not valid:
+        return await _not_sent(request, t, form)
+    files = [await sync_to_async(save_upload)(ws, f) for f in form.cleaned_data.get("files") or []]
+    if edited is not None:  # the files of the message being edited that the owner kept
+        kept = set(request.POST.getlist("keep_files"))
+        files = [f for f in edited.files if f in kept] + files
+    parts = sends.Parts.from_args(form.tool_args(files))
+    row = await sync_to_async(sends.create)(t.id, parts)
+    if edited is not None:
+        gone = await sync_to_async(sends.discard)(edited.id, t.id)
+        if gone is not None:
+            await sends.announce(gone)
+    await sends.start(row)
+    return await _sent(request, t, row)
+
+
+def _edited(value: str | None, target: str) -> OutgoingMessage | None:
+    """The failed message an edited send takes the place of (`?edit=`), if it is this chat's."""
+    try:
+        return OutgoingMessage.objects.filter(id=int(value or ""), target_id=target).first()
+    except ValueError:
+        return None
+
+
+async def _sent(request: HttpRequest, t: ChatTarget, row: OutgoingMessage) -> HttpResponse:
+    """What the page that sent `row` shows now (see `send`)."""
+    if not request.headers.get("HX-Request"):
+        query = f"?{urlencode({'context': row.context_id})}" if row.context_id else ""
+        return redirect(reverse("conversation", args=[t.id]) + query)
     panel = request.headers.get("HX-Target", "")
-    if request.headers.get("HX-Request") and panel in ANSWER_PANELS and reply is not None:
-        # an answer given on the watch table or a task page: its reply is that page's answer panel, whole (put in
-        # place of the form, it nested a second panel of the task, and its ids, in the first)
-        ctx = {**answer_panel(reply, panel), "target": t}
+    if panel in ANSWER_PANELS:
+        ctx = {
+            "target": t,
+            "outgoing": sends.shown(row),
+            "answer_label": "Your answer",
+            "answer_vals": answer_vals({"agent": row.agent, "taskId": row.task_id}),  # the panel follows the task
+        }
         return await sync_to_async(render)(request, ANSWER_PANELS[panel], ctx)
+    if panel == "chat-log":
+        return await chat_log(request, t)
+    ctx = {"o": sends.shown(row), "target": t, "tag": "div"}
+    return await sync_to_async(render)(request, "web/_outgoing.html", ctx)
+
+
+async def chat_log(request: HttpRequest, t: ChatTarget) -> HttpResponse:
+    """The chat log as the sending tab shows it (its conversation, or all of them)."""
+    context_id = request.POST.get("view_context", "").strip()
+    ctx = await sync_to_async(log_context)(t.id, context_id)
+    return await sync_to_async(render)(request, "web/conversation.html#chat-log", {**ctx, "target": t})
+
+
+async def _not_sent(request: HttpRequest, t: ChatTarget, form: SendForm) -> HttpResponse:
+    """The form again with what was typed and why it was not sent (htmx swaps 2xx answers only)."""
+    if request.headers.get("HX-Request") and request.headers.get("HX-Target") == "chat-log":
+        ctx = {"form": form, "target": t, "oob": True}
+        response = await sync_to_async(render)(request, "web/conversation.html#composer", ctx)
+        response["HX-Reswap"] = "none"  # the log stays; the composer comes back out of band, with the errors
+        return response
     if request.headers.get("HX-Request"):
-        # htmx swaps 2xx answers only; the panel itself says what went wrong
-        ctx = {"reply": reply, "target": t, "form": form}
-        return await sync_to_async(render)(request, "web/conversation.html#reply", ctx)
-    context_id = str((reply or {}).get("contextId") or form.data.get("context_id", "")).strip()
-    fresh = form if reply is None else _fresh_form(names, reply)
-    ctx = await sync_to_async(_page_ctx)(request, t, fresh, reply, context_id)
-    return await sync_to_async(render)(request, "web/conversation.html", ctx, status=status)
+        return HttpResponse(format_html('<p class="notice error" role="alert">Not sent: {}</p>', _errors(form)))
+    ctx = await sync_to_async(_page_ctx)(request, t, form, form.data.get("context_id", "").strip())
+    return await sync_to_async(render)(request, "web/conversation.html", ctx, status=400)
 
 
-def _fresh_form(names: list[str], reply: dict[str, Any]) -> SendForm:
-    """After a send: same agent, same context (a conversation goes on), empty message."""
-    return SendForm(agents=names, initial={"agent": reply.get("agent", ""), "context_id": reply.get("contextId", "")})
+def _errors(form: SendForm) -> str:
+    said = [
+        f"{form.fields[f].label if f in form.fields else ''}: {e}".lstrip(": ")
+        for f, es in form.errors.items()
+        for e in es
+    ]
+    return " ".join(said)
+
+
+async def retry(request: HttpRequest, target: str, outgoing: int) -> HttpResponse:
+    """POST: a message that was not sent, sent again with the same parts."""
+    t = await sync_to_async(scope.target_or_404)(target)
+    if request.method != "POST":
+        return redirect("conversation", target=t.id)
+    row = await sync_to_async(sends.again)(outgoing, t.id)
+    if row is None:
+        raise Http404("no such message to send again")
+    await sends.start(row)
+    return await _sent(request, t, row)
+
+
+async def discard(request: HttpRequest, target: str, outgoing: int) -> HttpResponse:
+    """POST: a message that was not sent, thrown away."""
+    t = await sync_to_async(scope.target_or_404)(target)
+    if request.method != "POST":
+        return redirect("conversation", target=t.id)
+    row = await sync_to_async(sends.discard)(outgoing, t.id)
+    if row is not None:
+        await sends.announce(row)
+    if request.headers.get("HX-Request") and request.headers.get("HX-Target") == "chat-log":
+        return await chat_log(request, t)
+    if request.headers.get("HX-Request"):  # a panel's line
+        return HttpResponse(format_html('<p class="small muted" id="outgoing-{}">Discarded.</p>', outgoing))
+    return redirect("conversation", target=t.id)
+
+
+async def resend(request: HttpRequest, target: str) -> HttpResponse:
+    """POST: a new task with the parts of the message that started a finished one (`agent`, `task`), in the same
+    conversation when `same_context` says so."""
+    t = await sync_to_async(scope.target_or_404)(target)
+    if request.method != "POST":
+        return redirect("conversation", target=t.id)
+    agent, task_id = request.POST.get("agent", ""), request.POST.get("task", "")
+    first = await sync_to_async(sends.first_sent)(agent, task_id)
+    if first is None:
+        raise Http404("no message of that task to send again")
+    parts = sends.Parts.of_event(first, same_context=request.POST.get("same_context") == "1")
+    row = await sync_to_async(sends.create)(t.id, parts)
+    await sends.start(row)
+    return await _sent(request, t, row)
 
 
 DOWNLOAD_POLICY = "sandbox; default-src 'none'"

@@ -197,17 +197,6 @@ def _url(q: str, sort: str, page: int | None) -> str:
     return "?" + urlencode(params) + ("&" if params else "")
 
 
-def _duration(seconds: float) -> str:
-    s = int(max(seconds, 0))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m {s % 60:02d}s"
-    if s < 86400:
-        return f"{s // 3600}h {s % 3600 // 60:02d}m"
-    return f"{s // 86400}d {s % 86400 // 3600:02d}h"
-
-
 def _clip(text: str, chars: int = SHOWN_CHARS) -> str:
     return text if len(text) <= chars else text[: chars - 1] + "…"
 
@@ -229,7 +218,7 @@ def _row(r: TaskRecord, now: datetime, today: date) -> dict[str, Any]:
         "started_iso": started.isoformat(),
         "started": started.strftime("%H:%M:%S" if started.date() == today else "%Y-%m-%d %H:%M:%S"),
         "started_full": started.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        "duration": _duration((end - r.started_at).total_seconds()),
+        "duration": history.duration((end - r.started_at).total_seconds()),
         "running": not finished,
         "text": _clip(said or r.last_text),
         "dom_id": history.dom_id(r.agent, r.task_id),

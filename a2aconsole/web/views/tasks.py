@@ -14,7 +14,7 @@ from a2aconsole.core.results import json_preview
 from a2aconsole.web import history, live, task_index
 from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import TaskEvent
-from a2aconsole.web.views import scope
+from a2aconsole.web.views import conversation, scope
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +119,8 @@ async def act(request: HttpRequest, agent: str, task_id: str) -> HttpResponse:
             raw = await fetch_raw_task(agent, task_id, target)
     else:
         answer = {"error": f"unknown action {what!r}"}
+    if request.headers.get("HX-Request") and request.headers.get("HX-Target") == "chat-log":  # a chat's task card
+        return await conversation.chat_log(request, await sync_to_async(scope.target_or_404)(target))
     ctx = await sync_to_async(context)(request, agent, task_id, answer, raw)
     ctx.update(answer=answer, answer_label={"status": "Re-check", "cancel": "Cancel"}.get(what, what))
     if request.headers.get("HX-Request"):
