@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,6 +79,11 @@ ACTIONS: tuple[str, ...] = tuple(_schema()["properties"]["action"]["enum"])
 FIELDS: tuple[str, ...] = tuple(_schema()["properties"])
 
 
+# What `NOT_BLANK`'s pattern (`\S`) means to a JSON Schema validator: ECMA-262's white space, which is not Python's
+# (`str.strip` also takes away U+001C-U+001F and U+0085, so a path the schema allows was refused as blank).
+SCHEMA_NOT_BLANK = re.compile("[^\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]")
+
+
 def _text(label: str, value: object, cap: int, member: str) -> str:
     """`value` as a string the rest of the console can store and send: UTF-8 encodable, at most `cap` characters."""
     if not isinstance(value, str):
@@ -113,7 +119,7 @@ def _member(name: str, value: object, spec: dict[str, Any]) -> Any:
             raise BadCall(name, f"{name} must list at most {spec['maxItems']} paths (it has {len(value)})")
         items = spec["items"]
         for i, item in enumerate(value):
-            if not isinstance(item, str) or not item.strip():
+            if not isinstance(item, str) or not SCHEMA_NOT_BLANK.search(item):
                 what = "blank" if isinstance(item, str) else "not a string"
                 raise BadCall(
                     name, f"{name} must be a list of workspace paths (non-empty strings): {name}[{i}] is {what}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, Playwright, expect, sync_playwright
@@ -32,9 +33,9 @@ def launch(p: Playwright) -> Browser:
     return p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
 
 
-def logged_in(browser: Browser, url: str, width: int = 1100) -> BrowserContext:
-    """A context of the owner, logged in through the login form."""
-    ctx = browser.new_context(base_url=url, viewport={"width": width, "height": 900})
+def logged_in(browser: Browser, url: str, width: int = 1100, height: int = 900, **options: Any) -> BrowserContext:
+    """A context of the owner, logged in through the login form (`options`: Playwright's, e.g. color_scheme)."""
+    ctx = browser.new_context(base_url=url, viewport={"width": width, "height": height}, **options)
     ctx.set_default_timeout(WAIT_MS)
     page = ctx.new_page()
     page.goto("/login/")

@@ -6,8 +6,9 @@ Starts the real console (`manage.py serve`, push to itself) in a temporary folde
 (`bot`: push and streaming, with a key; `poet`: streaming only), then drives a real Chromium as the owner:
 finished tasks, a failed one, a question waiting for an answer, running tasks (watches by push and by stream),
 a conversation, the inbox, an agents.json conflict, and takes a full-page shot of each page
-(`tests.support.browser.shot`, as the browser tests do; they write there too, with these names for some).
-Prints the files written. About half a minute.
+(`tests.support.browser.shot`, as the browser tests do; they write there too, with these names for some), then
+each page again as `<page>-<desktop|phone>-<light|dark>.png` (1280 px and 390x844, each color scheme).
+Prints the files written. About a minute.
 """
 
 from __future__ import annotations
@@ -25,10 +26,21 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests.support.agents import start_agent  # noqa: E402
-from tests.support.browser import SHOTS, WAIT_MS, launch, live, logged_in, send, shot  # noqa: E402
+from tests.support.browser import (  # noqa: E402
+    SHOTS,
+    WAIT_MS,
+    launch,
+    live,
+    logged_in,
+    send,
+    shot,
+    task_card,
+    task_id_of,
+)
 from tests.support.console_server import ConsoleServer  # noqa: E402
 
 KEY = "k-screenshots-secret"
+VARIANTS = {"desktop": (1280, 900), "phone": (390, 844)}
 
 
 def free_port() -> int:
@@ -38,18 +50,12 @@ def free_port() -> int:
 
 
 def ask(page: Page, agent: str, text: str, state: str) -> str:
-    """Send `text` to `agent` from the console chat; the task's id once its answer panel says `state`."""
-    reply = page.locator("#reply")
-    before = reply.get_attribute("data-task-id") if reply.count() else None
+    """Send `text` to `agent` from the console chat; the task's id once its card says `state`."""
     page.get_by_label("Agent").select_option(agent)
     send(page, text)
-    page.wait_for_function(
-        "(before) => ((document.querySelector('#reply') || {}).dataset || {}).taskId > '' &&"
-        " document.querySelector('#reply').dataset.taskId !== before",
-        arg=before,
-    )
-    expect(reply.locator("[data-task-state]")).to_have_text(state)
-    return reply.get_attribute("data-task-id") or ""
+    card = task_card(page, text)
+    expect(card.locator("[data-task-state]")).to_have_text(state)
+    return task_id_of(card)
 
 
 def take(page: Page, path: str, name: str, is_live: bool = True) -> None:
@@ -98,17 +104,29 @@ def main() -> None:
             ask(page, "poet", "hold sonnet", "working")  # a watch by stream
             ask(page, "bot", "ask", "input-required")  # a question waiting in the inbox
 
-            take(page, "/", "dashboard")
-            take(page, "/agents/", "agents")
-            take(page, "/agent/bot/", "agent-card", is_live=False)
-            take(page, "/watches/", "watches")
-            take(page, "/tasks/", "tasks")
-            take(page, f"/tasks/bot/{done}/?target=console", "task")
-            take(page, "/chat/console/", "conversation")
-            take(page, "/inbox/console/", "inbox")
-            take(page, "/a2a", "status")
-            take(page, "/targets/", "targets", is_live=False)
-            take(page, "/audit/", "audit", is_live=False)
+            pages = [
+                ("/", "dashboard", True),
+                ("/agents/", "agents", True),
+                ("/agent/bot/", "agent-card", False),
+                ("/watches/", "watches", True),
+                ("/tasks/", "tasks", True),
+                (f"/tasks/bot/{done}/?target=console", "task", True),
+                ("/chat/console/", "conversation", True),
+                ("/inbox/console/", "inbox", True),
+                ("/a2a", "status", True),
+                ("/targets/", "targets", False),
+                ("/audit/", "audit", False),
+            ]
+            for path, name, is_live in pages:
+                take(page, path, name, is_live)
+            # every page again at phone width and in the dark scheme: light and dark, desktop and phone
+            for size, (width, height) in VARIANTS.items():
+                for scheme in ("light", "dark"):
+                    variant = logged_in(browser, console.url, width, height, color_scheme=scheme)
+                    other = variant.new_page()
+                    for path, name, is_live in pages:
+                        take(other, path, f"{name}-{size}-{scheme}", is_live)
+                    variant.close()
 
             # an agents.json conflict: the file changes while the owner edits
             page.goto("/agent/bot/edit/")
