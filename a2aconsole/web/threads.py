@@ -97,7 +97,7 @@ class StatusLine:
             else:
                 text = "kept for delivery"
             out.append({"text": text, "at": ev.created_at})
-        if states:
+        if states and states != [self.state]:  # the badge says it already when it is the only one
             out.insert(0, {"text": " → ".join(states), "at": self.events[0].created_at})
         return out
 
