@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 
@@ -31,9 +32,9 @@ def launch(p: Playwright) -> Browser:
     return p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
 
 
-def logged_in(browser: Browser, url: str, width: int = 1100) -> BrowserContext:
-    """A context of the owner, logged in through the login form."""
-    ctx = browser.new_context(base_url=url, viewport={"width": width, "height": 900})
+def logged_in(browser: Browser, url: str, width: int = 1100, height: int = 900, **options: Any) -> BrowserContext:
+    """A context of the owner, logged in through the login form (`options` for `new_context`: color_scheme=...)."""
+    ctx = browser.new_context(base_url=url, viewport={"width": width, "height": height}, **options)
     ctx.set_default_timeout(WAIT_MS)
     page = ctx.new_page()
     page.goto("/login/")
@@ -46,14 +47,21 @@ def logged_in(browser: Browser, url: str, width: int = 1100) -> BrowserContext:
 
 
 @contextmanager
-def owner_browser(url: str, width: int = 1100) -> Iterator[BrowserContext]:
-    """A Chromium of its own with the owner logged in (a module's `context` fixture), closed afterwards."""
+def chromium() -> Iterator[Browser]:
+    """A Chromium of its own (a module's `browser` fixture), closed afterwards."""
     with sync_playwright() as p:
         browser = launch(p)
+        yield browser
+        browser.close()
+
+
+@contextmanager
+def owner_browser(url: str, width: int = 1100) -> Iterator[BrowserContext]:
+    """A Chromium of its own with the owner logged in (a module's `context` fixture), closed afterwards."""
+    with chromium() as browser:
         ctx = logged_in(browser, url, width)
         yield ctx
         ctx.close()
-        browser.close()
 
 
 def shot(page: Page, name: str) -> None:
