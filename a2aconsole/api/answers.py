@@ -84,7 +84,11 @@ SCHEMAS: dict[str, Any] = {
                         "push": {"type": "boolean"},
                         "protocolVersions": _STRS,
                         "extendedCard": {"type": "boolean"},
-                        "unreachable": {**_STR, "description": "why the card could not be fetched"},
+                        "needsKey": {
+                            "type": "boolean",
+                            "description": "its card asks for a key (API key or bearer token) and agents.json has none",
+                        },
+                        "unreachable": {**_STR, "description": "why the card could not be fetched, and its URL tried"},
                         "note": _STR,
                     },
                 },

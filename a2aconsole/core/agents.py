@@ -58,6 +58,10 @@ class AgentEntry:
         o = origin(url)
         return o == self.origin or o in self.trusted_origins
 
+    def key_missing(self, card: dict[str, Any]) -> str:
+        """The key the card (as JSON) asks for while this entry has none, in words (`key_asked`); else ""."""
+        return "" if self.key else key_asked(card)
+
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "url": self.url}
         if self.key is not None:
@@ -92,6 +96,23 @@ def mask_url(url: str) -> str:
     if ":" in host:
         host = f"[{host}]"
     return f"{p.scheme}://{host}{port}{p.path}" if p.scheme else "(invalid URL)"
+
+
+def key_asked(card: dict[str, Any]) -> str:
+    """What key the card (as JSON) asks callers for, in words ("an API key", "a bearer token"), or "": a security
+    scheme the console can answer (it sends the entry's key as X-API-Key, or as a bearer token to a bearer-only
+    card). Other schemes (OAuth, OpenID, mutual TLS) are not keys an agents.json entry could hold."""
+    schemes = card.get("securitySchemes")
+    asked = set()
+    for scheme in schemes.values() if isinstance(schemes, dict) else ():
+        if not isinstance(scheme, dict):
+            continue
+        http = scheme.get("httpAuthSecurityScheme")
+        if "apiKeySecurityScheme" in scheme:
+            asked.add("an API key")
+        elif isinstance(http, dict) and str(http.get("scheme", "")).lower() == "bearer":
+            asked.add("a bearer token")
+    return " or ".join(sorted(asked))
 
 
 def origin(url: str) -> str:

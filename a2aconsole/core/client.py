@@ -429,17 +429,26 @@ class Remote:
             return card_summary(await self._card(entry))
 
     async def _card(self, entry: AgentEntry) -> AgentCard:
+        """The card; a failure says which URL was tried (masked), since the owner gave the agent's URL and the
+        card's is made from it."""
         try:
             async with asyncio.timeout(self.card_timeout):  # not wait_for: see _RemoteCall
                 return await self._read_card(entry)
         except httpx.RequestError as e:
             if isinstance(e, httpx.TimeoutException):
-                raise translate(e, entry.name, "card fetch") from None
-            raise RemoteError(
-                "network", f'agent "{entry.name}" is unreachable (its card could not be fetched); is it running?'
-            ) from None
+                err = translate(e, entry.name, "card fetch")
+            else:
+                err = RemoteError(
+                    "network", f'agent "{entry.name}" is unreachable (its card could not be fetched); is it running?'
+                )
         except Exception as e:
-            raise translate(e, entry.name, "card fetch") from None
+            err = translate(e, entry.name, "card fetch")
+        said = str(err)
+        raise RemoteError(
+            err.kind,
+            f"{said}{'' if said.endswith(('?', '.')) else '.'} Tried {mask_url(entry.card_url)}",
+            status=err.status,
+        ) from None
 
     async def _read_card(self, entry: AgentEntry) -> AgentCard:
         name = entry.name

@@ -22,7 +22,7 @@ from typing import Any
 from .agents import AgentEntry
 from .attachments import read_attachments
 from .chat import ChatTarget
-from .client import Connection, Remote, RemoteError, outgoing_message, telling_when_sent
+from .client import Connection, Remote, RemoteError, card_json, outgoing_message, telling_when_sent
 from .clock import Clock, SystemClock, wait_done
 from .config import ClientSettings
 from .connections import ConnectionPool
@@ -179,6 +179,8 @@ class A2ATool:
             for s in card.skills
         ]
         info["streaming"], info["push"] = card.streaming, card.push
+        if entry.key_missing(card_json(card)):
+            info["needsKey"] = True
         if card.protocol_versions:
             info["protocolVersions"] = list(card.protocol_versions)
         return info

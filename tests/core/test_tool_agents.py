@@ -132,3 +132,35 @@ async def test_agents_extended_card_timeout_says_timed_out(http, workspace: Work
     assert slow["note"] == "extended card not available: timed out after 0.3 s"
     assert "extendedCard" not in slow and "secret" not in [s["id"] for s in slow["skills"]]
     assert "GetExtendedAgentCard" in agent.methods
+
+
+async def test_agents_says_which_card_url_was_tried(http, workspace: Workspace, agent: TestAgent) -> None:
+    """A card that cannot be read names the URL tried, masked (its query held a secret); a send says it too."""
+    wrong = f"http://127.0.0.1:{agent.port}/nope/?token=s3cret-in-query"
+    write_agents(workspace, entry("gone", DEAD_URL), entry("wrong", wrong))
+    tool = make_tool(http, workspace)
+    gone, bad = (await tool.run("agents", {}, TARGET))["agents"]
+    assert gone["unreachable"].endswith("is it running? Tried http://127.0.0.1:9/.well-known/agent-card.json")
+    tried = f"http://127.0.0.1:{agent.port}/nope/.well-known/agent-card.json"
+    assert bad["unreachable"].endswith(f"HTTP 404; check its url. Tried {tried}")
+    sent = await tool.run("send", {"agent": "gone", "message": "hello"}, TARGET)
+    assert sent["error"].endswith("Tried http://127.0.0.1:9/.well-known/agent-card.json")
+    assert "s3cret" not in json.dumps([gone, bad, sent])
+
+
+async def test_agents_flags_a_card_that_asks_for_a_key_the_entry_lacks(
+    http, workspace: Workspace, make_sdk_agent: Callable[..., SdkAgent]
+) -> None:
+    keyed, bearer = make_sdk_agent(key="k-need-1"), make_sdk_agent(key="k-need-1", bearer_only=True)
+    open_ = make_sdk_agent()
+    write_agents(
+        workspace,
+        entry("keyed", keyed),
+        entry("bearer", bearer),
+        entry("with-key", keyed, key="k-need-1"),
+        entry("open", open_),
+    )
+    listed = {a["name"]: a for a in (await make_tool(http, workspace).run("agents", {}, TARGET))["agents"]}
+    assert listed["keyed"]["needsKey"] is True and listed["bearer"]["needsKey"] is True
+    assert "needsKey" not in listed["with-key"] and "needsKey" not in listed["open"]
+    assert listed["keyed"]["skills"]  # the public card is read all the same

@@ -48,14 +48,21 @@ def logged_in(browser: Browser, url: str, width: int = 1100, height: int = 900, 
 
 
 @contextmanager
-def owner_browser(url: str, width: int = 1100) -> Iterator[BrowserContext]:
-    """A Chromium of its own with the owner logged in (a module's `context` fixture), closed afterwards."""
+def chromium() -> Iterator[Browser]:
+    """A Chromium of its own (a module's `browser` fixture), closed afterwards."""
     with sync_playwright() as p:
         browser = launch(p)
+        yield browser
+        browser.close()
+
+
+@contextmanager
+def owner_browser(url: str, width: int = 1100) -> Iterator[BrowserContext]:
+    """A Chromium of its own with the owner logged in (a module's `context` fixture), closed afterwards."""
+    with chromium() as browser:
         ctx = logged_in(browser, url, width)
         yield ctx
         ctx.close()
-        browser.close()
 
 
 def shot(page: Page, name: str) -> None:

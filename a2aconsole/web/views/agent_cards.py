@@ -36,6 +36,7 @@ from a2aconsole.web.views import scope
 
 log = logging.getLogger(__name__)
 
+JUST_ADDED = "agent-just-added"  # the session's note, set by the add form, that the agent page says how it went
 STALE_AFTER = timedelta(seconds=60)  # the list refetches cards checked longer ago than this
 PARALLEL = 8  # cards fetched at once by one refresh
 
@@ -163,6 +164,7 @@ def _row(entry: AgentEntry, snap: CardSnapshot | None) -> dict[str, Any]:
         "fetched_at": snap.fetched_at if snap else None,
         "error": snap.error if snap else "",
         "reachable": None if snap is None else not snap.error,
+        "needs_key": entry.key_missing(card) if snap and not snap.error else "",
         "changed_at": snap.first_fetched_at if snap and snap.changes else None,
         "changes": change_lines(snap.changes) if snap else [],
         "checked_ago": ago(snap.checked_at if snap else None),
@@ -265,6 +267,9 @@ async def agent_detail(request: HttpRequest, name: str) -> HttpResponse:
     info = _card_info(entry, card, got) if card is not None else None
     if card is None and got.recorded:
         info = {"name": entry.name, "unreachable": got.error}
+    needs_key = entry.key_missing(card) if card is not None else ""
+    if await request.session.apop(JUST_ADDED, None) == name:
+        await sync_to_async(_say_added)(request, name, got, needs_key)
     snaps = await sync_to_async(card_history.history)(str(ws.root), name)
     ctx = {
         "nav": "agents",
@@ -279,6 +284,7 @@ async def agent_detail(request: HttpRequest, name: str) -> HttpResponse:
         },
         "interfaces": interfaces(entry, card) if card else [],
         "elsewhere": elsewhere(entry, card) if card else [],
+        "needs_key": needs_key,
         "info": info,
         "error": got.error if not got.recorded else None,
         "send_url": reverse("conversation", args=[target.id]),
@@ -289,6 +295,21 @@ async def agent_detail(request: HttpRequest, name: str) -> HttpResponse:
         "keep": card_history.KEEP,
     }
     return await sync_to_async(render)(request, "web/agents/detail.html", ctx)
+
+
+def _say_added(request: HttpRequest, name: str, got: Fetched, needs_key: str) -> None:
+    """The message of an agent just added, once its card was asked for: added and usable, or added but unreachable
+    (or lacking the key its card asks for), with the reason: a warning, not a success."""
+    if got.card is None:
+        messages.warning(request, f"Agent {name} was added, but it is unreachable: {got.error}")
+    elif needs_key:
+        messages.warning(
+            request,
+            f"Agent {name} was added, but its card asks for {needs_key} and this entry has none: "
+            "its calls will be refused until you add it (Edit).",
+        )
+    else:
+        messages.success(request, f"Agent {name} added.")
 
 
 def _card_info(entry: AgentEntry, card: dict[str, Any], got: Fetched) -> dict[str, Any]:

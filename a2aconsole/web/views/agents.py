@@ -34,6 +34,7 @@ from a2aconsole.web.agents_text import (
 from a2aconsole.web.file_conflict import marker_lines, merged, side_by_side, unified
 from a2aconsole.web.forms import AgentForm, OriginForm, RawAgentsForm, VersionForm
 from a2aconsole.web.views import scope
+from a2aconsole.web.views.agent_cards import JUST_ADDED
 
 log = logging.getLogger(__name__)
 
@@ -204,7 +205,7 @@ def agent_add(request: HttpRequest) -> HttpResponse:
             if (resp := _save(request, ws, form, raw, "add")) is not None:
                 return resp
             _audit(request, "agent-added", form.cleaned_data["name"], audit.entry_summary(raw[-1]))
-            messages.success(request, f"Agent {form.cleaned_data['name']} added.")
+            request.session[JUST_ADDED] = form.cleaned_data["name"]  # its page says so, once it asked for the card
             return redirect("agent", name=form.cleaned_data["name"])
         return render(request, "web/agents/form.html", _form_ctx(form, "add", ws), status=400)
     form = AgentForm(initial={"version": ws.read_agents().version}, adding=True)
