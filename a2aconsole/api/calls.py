@@ -80,7 +80,7 @@ FIELDS: tuple[str, ...] = tuple(_schema()["properties"])
 
 
 # What `NOT_BLANK`'s pattern (`\S`) means to a JSON Schema validator: ECMA-262's white space, which is not Python's
-# (`str.strip` also takes away U+001C-U+001F and U+0085, so a path the schema allows was refused as blank).
+# (`str.strip` also takes away U+001C-U+001F and U+0085, so a path or a name the schema allows was refused).
 SCHEMA_NOT_BLANK = re.compile("[^\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]")
 
 
@@ -153,8 +153,8 @@ def parse_call(data: object) -> ToolCall:
     for name in NEEDS[action]:
         if name not in values:
             raise BadCall(name, f"{name} is required for {action}")
-        if not values[name].strip():
+        if not SCHEMA_NOT_BLANK.search(values[name]):
             raise BadCall(name, f"{name} must not be empty")
-    if action == "send" and not (values.get("message") or "").strip() and not values.get("files"):
+    if action == "send" and not SCHEMA_NOT_BLANK.search(values.get("message") or "") and not values.get("files"):
         raise BadCall("message", f"{SEND_NEEDS} (a non-empty message, or workspace paths in files)")
     return ToolCall(action=action, args=values, hops=hops)

@@ -146,3 +146,10 @@ def test_a_blank_path_is_blank_as_the_schema_reads_it(path: str, blank: bool) ->
     """Schemathesis found it: `\\S` in openapi.json is ECMA-262's, and Python's strip took U+001F for white space,
     so a path the published schema allows was refused as blank."""
     assert (SCHEMA_NOT_BLANK.search(path) is None) is blank
+
+
+async def test_a_name_the_schema_allows_is_not_refused_as_empty(host: Host) -> None:
+    """The same for a required name: U+001F is no white space to openapi.json, so the call gets the tool's
+    answer (no such agent), not a 400 saying the name is empty."""
+    status, body = await host.call({"action": "status", "agent": "\x1f", "taskId": "t-1"})
+    assert status != 400 and "must not be empty" not in json.dumps(body)
