@@ -200,13 +200,13 @@ def test_earlier_messages_load_above(page: Page) -> None:
         expect(page.locator("#chat-log")).to_contain_text(f"echo: page {width(page)} {i:02d}")
     page.reload()
     live(page)
-    first = page.locator("#chat-log li.kind-sent").first.inner_text()
+    first = page.locator("#chat-log li.kind-sent p.msg").first.inner_text()
     page.get_by_role("link", name="Earlier messages").click()
     older = page.locator("#chat-older li.kind-sent")
     expect(older.first).to_be_visible()
     assert page.url.endswith("/chat/console/")  # loaded in place, above, not another page
     assert older.last.bounding_box()["y"] < page.locator("#chat-log li.kind-sent").first.bounding_box()["y"]  # type: ignore[index]
-    assert first == page.locator("#chat-log li.kind-sent").first.inner_text()
+    assert first == page.locator("#chat-log li.kind-sent p.msg").first.inner_text()  # the latest page stays
 
 
 def test_progress_is_a_bar_when_the_agent_gives_numbers(page: Page, bot: TestAgent) -> None:

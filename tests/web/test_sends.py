@@ -38,10 +38,15 @@ async def test_the_post_returns_before_the_agent_answers(
     owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent
 ) -> None:
     add_agent(ws, agent)
-    r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "hold quick1"}, headers=HX)
-    assert r.status_code == 200 and "hold quick1" in r.text and "sending…" in r.text  # the agent holds it
-    [row] = await rows()
-    assert row.state == OutgoingMessage.SENDING
+    agent.hold_methods.add("SendMessage")  # the agent has not answered the send yet
+    try:
+        r = await owner.post("/chat/console/send/", {"agent": "bot", "message": "hold quick1"}, headers=HX)
+        assert r.status_code == 200 and "hold quick1" in r.text and "sending…" in r.text
+        [row] = await rows()
+        assert row.state == OutgoingMessage.SENDING
+    finally:
+        agent.hold_methods.discard("SendMessage")
+        agent.release("calls")
     agent.release("quick1")
     await settle()
     assert await rows() == []  # the agent has it: its `sent` event took the row's place
