@@ -12,7 +12,7 @@ from typing import Any
 
 from django.db.models import Count, Max, OuterRef, Subquery
 
-from a2aconsole.web import history, task_index
+from a2aconsole.web import event_words, history, task_index
 from a2aconsole.web.models import TaskEvent
 
 PAGE_EVENTS = 60  # events read for one page of a conversation
@@ -86,16 +86,8 @@ class StatusLine:
                 continue
             if ev.kind == "progress":  # shown as the line's progress, updated in place, not one part each
                 continue
-            if ev.kind == "watch.armed":
-                text = f"watched by {data.get('source') or 'a watch'}"
-            elif ev.kind == "watch.update":
-                text = f"now by {data['source']}" if data.get("source") else (ev.state or "checked")
-            elif ev.kind == "watch.ended":
-                text = f"watch ended: {data.get('reason') or ev.state or 'done'}"
-            elif ev.kind == "delivered":
-                text = "result delivered"
-            else:
-                text = "kept for delivery"
+            line = event_words.describe(ev.kind, data)  # the timeline's words, as a part of one line
+            text = line[:1].lower() + line[1:]
             out.append({"text": text, "at": ev.created_at})
         if states and states != [self.state]:  # the badge says it already when it is the only one
             out.insert(0, {"text": " → ".join(states), "at": self.events[0].created_at})

@@ -224,3 +224,76 @@ document.addEventListener("htmx:wsAfterMessage", function () {
 document.addEventListener("htmx:afterSwap", function (event) {
   if (event.detail.target && event.detail.target.id === "chat-log") chat.toNewest(); // the owner's own send
 });
+
+// A task whose messages straddle two pages has its card on both: the one in the latest messages stays (live
+// updates find it by its id), the copy among the earlier messages goes, whichever of the two came last.
+function dropOlderTwins() {
+  var older = document.getElementById("chat-older");
+  var log = document.getElementById("chat-log");
+  if (!older || !log) return;
+  older.querySelectorAll("[id]").forEach(function (el) {
+    if (log.querySelector("#" + CSS.escape(el.id))) el.remove();
+  });
+}
+document.addEventListener("htmx:afterSwap", dropOlderTwins);
+document.addEventListener("htmx:oobAfterSwap", dropOlderTwins);
+document.addEventListener("htmx:wsAfterMessage", dropOlderTwins);
+
+// Agents' text (web/_text.html): Show all unfolds a long text, Raw shows the text as the agent sent it, Copy
+// and Download take that raw text; a `data-copy` button (an id) copies its value. The clipboard API needs a
+// secure context: elsewhere (plain http on a LAN address) a selected, hidden box is copied instead.
+function copyText(text, button) {
+  function done() {
+    button.setAttribute("data-copied", "");
+    setTimeout(function () { button.removeAttribute("data-copied"); }, 1500);
+  }
+  if (navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(text).then(done, function () { fallbackCopy(text) && done(); });
+  } else if (fallbackCopy(text)) {
+    done();
+  }
+}
+
+function fallbackCopy(text) {
+  var box = document.createElement("textarea");
+  box.value = text;
+  box.setAttribute("readonly", "");
+  box.className = "sr-only";
+  document.body.appendChild(box);
+  box.select();
+  var ok = false;
+  try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
+  box.remove();
+  return ok;
+}
+
+document.addEventListener("click", function (event) {
+  var button = event.target.closest && event.target.closest("button");
+  if (!button) return;
+  if (button.hasAttribute("data-copy") && button.getAttribute("data-copy")) {
+    return copyText(button.getAttribute("data-copy"), button);
+  }
+  var box = button.closest("[data-agent-text]");
+  if (!box) return;
+  var raw = box.querySelector(".raw");
+  if (button.hasAttribute("data-show-all")) {
+    var open = box.classList.toggle("expanded");
+    button.setAttribute("aria-expanded", open ? "true" : "false");
+    button.textContent = open ? "Show less" : "Show all";
+  } else if (button.hasAttribute("data-raw")) {
+    var showRaw = box.classList.toggle("show-raw");
+    raw.hidden = !showRaw;
+    button.setAttribute("aria-pressed", showRaw ? "true" : "false");
+    button.textContent = showRaw ? "Formatted" : "Raw";
+  } else if (button.hasAttribute("data-copy")) {
+    copyText(raw.textContent, button);
+  } else if (button.hasAttribute("data-download")) {
+    var link = document.createElement("a");
+    link.href = URL.createObjectURL(new Blob([raw.textContent], { type: "text/plain;charset=utf-8" }));
+    link.download = "agent-text.txt";
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+    setTimeout(function () { URL.revokeObjectURL(link.href); }, 1000);
+  }
+});

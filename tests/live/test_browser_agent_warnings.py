@@ -67,7 +67,10 @@ def page(context: BrowserContext) -> Iterator[Page]:
 
 def warm(badge: Locator) -> bool:
     """The element's background is a warning's (yellow to orange: red above green above blue), not green."""
-    r, g, b = badge.evaluate("e => getComputedStyle(e).backgroundColor.match(/\\d+/g).slice(0, 3).map(Number)")
+    rgb: list[int] = []
+    while len(rgb) < 3:  # a live update may swap the badge between finding it and reading its style: read again
+        rgb = badge.evaluate("e => (getComputedStyle(e).backgroundColor.match(/\\d+/g) || []).slice(0, 3).map(Number)")
+    r, g, b = rgb
     return r > g > b
 
 

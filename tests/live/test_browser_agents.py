@@ -9,20 +9,13 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
-from tests.support.agents import TestAgent, start_agent
+from tests.support.agents import TestAgent
 from tests.support.browser import WAIT_MS, console_errors, owner_browser, shot
 from tests.support.console_server import ConsoleServer
 
 KEY = "k-browser-agents-secret"
 
 pytestmark = [pytest.mark.timeout(120)]
-
-
-@pytest.fixture(scope="module")
-def bot() -> Iterator[TestAgent]:
-    agent = start_agent()
-    yield agent
-    agent.stop()
 
 
 @pytest.fixture(scope="module")

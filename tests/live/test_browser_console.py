@@ -10,16 +10,17 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from tests.support.agents import TestAgent, start_agent
+from tests.support.agents import TestAgent
 from tests.support.browser import (
     WAIT_MS,
     console_errors,
     duplicate_ids,
-    launch,
+    id_in,
     live,
     question_after,
+    row_of,
     shot,
     task_card,
     task_id_of,
@@ -32,25 +33,10 @@ pytestmark = [pytest.mark.timeout(120)]
 
 
 @pytest.fixture(scope="module")
-def bot() -> Iterator[TestAgent]:
-    agent = start_agent()
-    yield agent
-    agent.stop()
-
-
-@pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleServer]:
     s = ConsoleServer(tmp_path_factory.mktemp("console"), A2AClient__WaitSeconds="2").start()
     yield s
     s.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = launch(p)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +173,7 @@ def test_watch_table_recheck_and_cancel(page: Page, server: ConsoleServer, bot: 
     task_id = task_id_of(card)
     page.goto("/watches/")
     live(page)
-    row = page.locator("#watch-table tr", has_text=task_id)
+    row = row_of(page, "#watch-table", task_id)
     expect(row).to_be_visible()
     shot(page, "watches")
     search = page.get_by_role("searchbox", name="Search")
@@ -203,7 +189,7 @@ def test_watch_table_recheck_and_cancel(page: Page, server: ConsoleServer, bot: 
     shot(page, "watches-cancel-confirm")
     row.get_by_role("button", name=f"Yes, cancel task {task_id}").click()
     expect(page.locator("#watch-answer")).to_contain_text("canceled")
-    expect(page.locator("#watch-table")).not_to_contain_text(task_id)
+    expect(id_in(page.locator("#watch-table"), task_id)).to_have_count(0)
     page.goto(f"/tasks/bot/{task_id}/?target=console")
     expect(page.locator("#timeline")).to_contain_text("canceled")
     shot(page, "task")

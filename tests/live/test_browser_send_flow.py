@@ -13,10 +13,10 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from tests.support.agents import TestAgent, start_agent
-from tests.support.browser import WAIT_MS, console_errors, duplicate_ids, launch, live, logged_in, shot
+from tests.support.agents import TestAgent
+from tests.support.browser import WAIT_MS, console_errors, duplicate_ids, live, logged_in, shot
 from tests.support.console_server import ConsoleServer
 
 expect.set_options(timeout=WAIT_MS)
@@ -28,26 +28,11 @@ DOWN = "http://127.0.0.1:9/"  # nothing listens there
 
 
 @pytest.fixture(scope="module")
-def bot() -> Iterator[TestAgent]:
-    agent = start_agent()
-    yield agent
-    agent.stop()
-
-
-@pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, bot: TestAgent) -> Iterator[ConsoleServer]:
     s = ConsoleServer(tmp_path_factory.mktemp("console"), A2AClient__WaitSeconds="30").start()
     s.workspace.save_agents([{"name": "bot", "url": bot.url}, {"name": "down", "url": DOWN}], None)
     yield s
     s.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = launch(p)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module", params=list(SIZES))
@@ -200,13 +185,40 @@ def test_earlier_messages_load_above(page: Page) -> None:
         expect(page.locator("#chat-log")).to_contain_text(f"echo: page {width(page)} {i:02d}")
     page.reload()
     live(page)
-    first = page.locator("#chat-log li.kind-sent p.msg").first.inner_text()
+    first = page.locator("#chat-log li.kind-sent .md").first.inner_text()
     page.get_by_role("link", name="Earlier messages").click()
     older = page.locator("#chat-older li.kind-sent")
     expect(older.first).to_be_visible()
     assert page.url.endswith("/chat/console/")  # loaded in place, above, not another page
     assert older.last.bounding_box()["y"] < page.locator("#chat-log li.kind-sent").first.bounding_box()["y"]  # type: ignore[index]
-    assert first == page.locator("#chat-log li.kind-sent p.msg").first.inner_text()  # the latest page stays
+    assert first == page.locator("#chat-log li.kind-sent .md").first.inner_text()  # the latest page stays
+
+
+def test_a_task_on_two_pages_keeps_one_card(page: Page, bot: TestAgent) -> None:
+    """A task sent long ago and answered now has its message among the earlier messages and its result among
+    the latest: loading the earlier page leaves one card for it, the live one."""
+    open_chat(page)
+    tag = f"straddle{width(page)}"
+    write(page, f"hold {tag}")
+    card = card_of(page, f"hold {tag}")
+    expect(card.locator("[data-task-state]")).to_have_text("working")
+    for i in range(32):  # past one page of 60 events
+        write(page, f"after {tag} {i:02d}")
+        expect(page.locator("#chat-log")).to_contain_text(f"echo: after {tag} {i:02d}")
+    bot.release(tag)
+    page.reload()
+    live(page)
+    expect(page.locator("#chat-log")).to_contain_text(f"released {tag}")
+    held = page.locator("#chat-older li.kind-sent", has_text=f"hold {tag}")
+    for _ in range(5):  # a page back or a few: how many events an echo makes is the agent's business
+        pages = page.locator("#chat-older ol.chat").count()
+        page.get_by_role("link", name="Earlier messages").first.click()
+        expect(page.locator("#chat-older ol.chat")).to_have_count(pages + 1)
+        if held.count():
+            break
+    expect(held).to_have_count(1)
+    assert duplicate_ids(page) == []
+    expect(page.locator("#chat-log .task-card [data-task-state]").first).to_be_visible()
 
 
 def test_progress_is_a_bar_when_the_agent_gives_numbers(page: Page, bot: TestAgent) -> None:

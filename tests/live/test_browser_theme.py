@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
-from tests.support.browser import WAIT_MS, console_errors, launch, live, logged_in, shot
+from tests.support.browser import WAIT_MS, console_errors, live, logged_in, shot
 from tests.support.console_server import ConsoleServer
 
 expect.set_options(timeout=WAIT_MS)
@@ -21,14 +21,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleServer]:
     s = ConsoleServer(tmp_path_factory.mktemp("console")).start()
     yield s
     s.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = launch(p)
-        yield b
-        b.close()
 
 
 def background(page: Page) -> tuple[int, int, int]:

@@ -15,8 +15,6 @@ from zoneinfo import ZoneInfo
 from playwright.sync_api import APIResponse, Browser, Page, Route, WebSocket, WebSocketRoute, expect
 
 from tests.live.test_browser_console import (  # noqa: F401  (fixtures)
-    bot,
-    browser,
     console_errors,
     context,
     ensure_bot,
@@ -27,7 +25,7 @@ from tests.live.test_browser_console import (  # noqa: F401  (fixtures)
     shot,
 )
 from tests.support.agents import TestAgent
-from tests.support.browser import WAIT_MS, duplicate_ids, question_after, task_card, task_id_of
+from tests.support.browser import WAIT_MS, duplicate_ids, id_in, question_after, row_of, task_card, task_id_of
 from tests.support.console_server import OWNER, PASSWORD, ConsoleServer
 
 
@@ -39,7 +37,7 @@ def start_task(page: Page, text: str) -> str:
     send(page, text)
     card = task_card(page, text)
     expect(card.locator("[data-task-state]")).to_have_text("working")
-    expect(card).to_contain_text("watched by")  # the send's wait is over: a watch follows it
+    expect(card).to_contain_text("following by")  # the send's wait is over: a watch follows it
     return task_id_of(card)
 
 
@@ -100,7 +98,7 @@ def test_watches_recheck_answer_updates_live(page: Page, server: ConsoleServer, 
     task_id = start_task(page, "hold watch1")
     page.goto("/watches/")
     live(page)
-    row = page.locator("#watch-table tr", has_text=task_id)
+    row = row_of(page, "#watch-table", task_id)
     row.get_by_role("button", name="Re-check").click()
     answer = page.locator("#watch-answer")
     expect(answer.locator("[data-task-state]")).to_have_text("working")
@@ -108,7 +106,7 @@ def test_watches_recheck_answer_updates_live(page: Page, server: ConsoleServer, 
     bot.release("watch1")
     expect(answer.locator("[data-task-state]")).to_have_text("completed")
     expect(answer).to_contain_text("released watch1")
-    expect(page.locator("#watch-table")).not_to_contain_text(task_id)
+    expect(id_in(page.locator("#watch-table"), task_id)).to_have_count(0)
     assert errors == []
 
 
@@ -125,13 +123,13 @@ def test_ages_tick_in_the_browser_without_server_traffic(page: Page, server: Con
     page.on("websocket", watch)
     page.goto("/watches/")
     live(page)
-    age = page.locator("#watch-table tr", has_text=task_id).locator("time[data-age]")
+    age = row_of(page, "#watch-table", task_id).locator("time[data-age]")
     before, heard = age.inner_text(), len(frames)
     expect(age).not_to_have_text(before)  # a second later, by itself
     expect(age).to_have_text(re.compile(r"^\d+s$"))
     assert len(frames) == heard, frames[heard:]
     bot.release("age1")
-    expect(page.locator("#watch-table")).not_to_contain_text(task_id)
+    expect(id_in(page.locator("#watch-table"), task_id)).to_have_count(0)
     assert errors == []
 
 
@@ -171,11 +169,11 @@ def test_status_page_is_live(page: Page, server: ConsoleServer, bot: TestAgent) 
     finally:
         other.close()
     spaces = page.locator("#status-spaces")
-    expect(spaces).to_contain_text(task_id)  # armed: shown without a reload
+    expect(id_in(spaces, task_id)).to_have_count(1)  # armed: shown without a reload
     expect(spaces.locator("time[data-age]").first).to_have_text(re.compile(r"^\d+s$"))
     shot(page, "status-live")
     bot.release("status1")
-    expect(spaces).not_to_contain_text(task_id)
+    expect(id_in(spaces, task_id)).to_have_count(0)
     assert errors == []
 
 
@@ -354,7 +352,7 @@ def test_progress_shows_live_on_the_watch_row_the_timeline_and_the_conversation(
         live(task)
         bot.release("prog1")
         last = "working 3/3"
-        row = watches.locator("#watch-table tr", has_text=task_id)
+        row = row_of(watches, "#watch-table", task_id)
         expect(row.locator("[data-progress]")).to_contain_text(last)
         expect(row.locator("[data-task-state]")).to_have_text("working")
         expect(task.locator("#task-progress")).to_contain_text(last)
@@ -373,7 +371,7 @@ def test_progress_shows_live_on_the_watch_row_the_timeline_and_the_conversation(
         bot.release("prog1end")
         expect(task.locator("#task-state")).to_have_text("completed")
         expect(task.locator("#task-progress")).to_be_hidden()
-        expect(watches.locator("#watch-table")).not_to_contain_text(task_id)
+        expect(id_in(watches.locator("#watch-table"), task_id)).to_have_count(0)
         expect(page.locator("#chat-log")).to_contain_text("3 steps done")
         assert duplicate_ids(page) == []
     finally:
@@ -394,7 +392,7 @@ def test_an_answer_given_on_the_watches_page_replaces_its_panel(
     task_id = start_task(page, "later wq1")
     page.goto("/watches/")
     live(page)
-    page.locator("#watch-table tr", has_text=task_id).get_by_role("button", name="Re-check").click()
+    row_of(page, "#watch-table", task_id).get_by_role("button", name="Re-check").click()
     answer = page.locator("#watch-answer")
     expect(answer.locator("[data-task-state]")).to_have_text("working")
     bot.release("wq1")

@@ -11,18 +11,11 @@ import pytest
 from playwright.sync_api import BrowserContext, expect
 
 from tests.live.test_browser_console import send
-from tests.support.agents import TestAgent, start_agent
+from tests.support.agents import TestAgent
 from tests.support.browser import console_errors, duplicate_ids, live, owner_browser, shot, task_card
 from tests.support.console_server import ConsoleServer
 
 pytestmark = [pytest.mark.timeout(120)]
-
-
-@pytest.fixture(scope="module")
-def bot() -> Iterator[TestAgent]:
-    agent = start_agent()
-    yield agent
-    agent.stop()
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +54,7 @@ def test_tasks_and_conversation_live_without_console_errors(context: BrowserCont
     # a task started in the other tab shows up here, then finishes here, without a reload
     send(chat, "hold tasks1")
     expect(task_card(chat, "hold tasks1").locator("[data-task-state]")).to_have_text("working")
-    expect(task_card(chat, "hold tasks1")).to_contain_text("watched by")  # the send's wait is over
+    expect(task_card(chat, "hold tasks1")).to_contain_text("following by")  # the send's wait is over
     row = table.locator("tbody tr", has_text="tasks1")
     expect(row.locator(".badge")).to_have_text("working")
     bot.release("tasks1")
@@ -79,7 +72,7 @@ def test_tasks_and_conversation_live_without_console_errors(context: BrowserCont
     live(chat)
     log = chat.locator("#chat-log")
     expect(log).to_contain_text("echo: message hi")
-    folded = log.locator(".task-card", has_text="watched by")  # the hold task's watch, one line
+    folded = log.locator(".task-card", has_text="following by")  # the hold task's watch, one line
     expect(folded).to_contain_text("result delivered")
     expect(folded).to_contain_text("working → completed")
     chat.locator("#threads").get_by_role("link", name="hold tasks1").click()

@@ -113,3 +113,32 @@ def question_after(page: Page, text: str) -> Locator:
     """The question that follows the owner's latest message `text` in the chat log."""
     message = page.locator("#chat-log li.kind-sent", has_text=text).last
     return message.locator("xpath=following-sibling::li[contains(@class, 'kind-question')][1]")
+
+
+def id_in(scope: Page | Locator, value: str) -> Locator:
+    """Where an id (a task's, a context's) is shown: short, so found by its copy button, which holds it whole."""
+    return scope.locator(f'[data-copy="{value}"]')
+
+
+def row_of(page: Page, table: str, task_id: str) -> Locator:
+    """The row of `table` (a CSS selector) that shows `task_id`."""
+    return page.locator(f"{table} tr", has=id_in(page, task_id))
+
+
+SIZES = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}  # each page at both
+
+
+def width(page: Page) -> str:
+    """The size a page is shown at, "phone" or "desktop" (names its screenshots)."""
+    return "phone" if (page.viewport_size or {}).get("width", 0) < 500 else "desktop"
+
+
+@contextmanager
+def checked_page(context: BrowserContext) -> Iterator[Page]:
+    """A new page of `context` that, once the test is done, had no console error and no id twice."""
+    page = context.new_page()
+    errors = console_errors(page)
+    yield page
+    assert errors == []
+    assert duplicate_ids(page) == []
+    page.close()

@@ -89,7 +89,13 @@ def test_bookkeeping_folded_into_one_status_line(owner: Client) -> None:
     lines = re.findall(r'<li class="task-card[^"]*"[^>]*>(.*?)</li>', log, re.S)
     assert len(lines) == 1
     line = re.sub(r"<[^>]+>|\s+", " ", lines[0])
-    for part in ("working", "watched by poll", "now by push", "watch ended: completed", "result delivered"):
+    for part in (
+        "working",
+        "following by polling",
+        "now following by push",
+        "stopped following: completed",
+        "result delivered",
+    ):
         assert part in line, (part, line)
     assert "kind-watch" not in log and "kind-delivered" not in log  # not interleaved with the messages
     assert log.index("hold on") < log.index("task-card") < log.index("working 3/8") < log.index("all eight done")
@@ -100,18 +106,18 @@ def test_long_conversation_paged(owner: Client) -> None:
     for i in range(PAGE_EVENTS * 2 + 5):
         emit("sent", "", "ctx-long", text=f"line {i:03d}")
     latest = owner.get("/chat/console/?context=ctx-long").content.decode()
-    shown = re.findall(r"line (\d{3})", log_of(latest))
+    shown = re.findall(r"<p>line (\d{3})</p>", log_of(latest))
     assert shown == [f"{i:03d}" for i in range(PAGE_EVENTS + 5, PAGE_EVENTS * 2 + 5)]
     older = re.search(
         r'href="(/chat/console/\?context=ctx-long&amp;before=\d+)"[^>]*rel="prev">Earlier messages', latest
     )
     assert older
     second = owner.get(older.group(1).replace("&amp;", "&")).content.decode()
-    assert re.findall(r"line (\d{3})", log_of(second)) == [f"{i:03d}" for i in range(5, PAGE_EVENTS + 5)]
+    assert re.findall(r"<p>line (\d{3})</p>", log_of(second)) == [f"{i:03d}" for i in range(5, PAGE_EVENTS + 5)]
     first = owner.get(
         re.search(r'href="([^"]+)"[^>]*rel="prev"', second).group(1).replace("&amp;", "&")  # type: ignore[union-attr]
     ).content.decode()
-    assert re.findall(r"line (\d{3})", log_of(first)) == ["000", "001", "002", "003", "004"]
+    assert re.findall(r"<p>line (\d{3})</p>", log_of(first)) == ["000", "001", "002", "003", "004"]
     assert 'rel="prev"' not in first and "Latest messages" in first
 
 
@@ -129,3 +135,30 @@ async def test_thread_live_for_its_context(ws: Workspace, owner_cookie: str) -> 
     assert 'id="chat-log" hx-swap-oob="true"' in html and "and Porto?" in html
     assert re.search(r'<nav id="threads"[^>]*hx-swap-oob="true"', html)  # the thread list moves too
     await comm.disconnect()
+
+
+@pytest.mark.django_db
+def test_the_timeline_speaks_the_owners_language(owner: Client) -> None:
+    """#23 item 14: the task page says "Following by push", "Result delivered", not `watch.armed (push)` or
+    `watch.ended: settled`, and a final state without text (the result after it says so) is not a row."""
+    emit("sent", "t7", "ctx-7", text="take your time")
+    emit("watch.armed", "t7", "ctx-7", data={"source": "push", "watchId": "w7"})
+    emit("watch.update", "t7", "ctx-7", data={"source": "poll", "note": "the stream failed 3 times; polling instead"})
+    emit("state", "t7", "ctx-7", "completed")
+    emit("result", "t7", "ctx-7", "completed", "all done")
+    emit("watch.ended", "t7", "ctx-7", "completed", data={"reason": "settled", "watchId": "w7"})
+    emit("undelivered", "t7", "ctx-7", data={"watchId": "w7", "attempt": 1})
+    emit("delivered", "t7", "ctx-7", "completed", "[A2A result ...]")
+    page = owner.get("/tasks/bot/t7/?target=console").content.decode()
+    timeline = page[page.index('id="timeline-log"') : page.index("timeline-progress")]
+    text = re.sub(r"<[^>]+>|\s+", " ", timeline)
+    for words in (
+        "Following by push",
+        "Now following by polling: the stream failed 3 times; polling instead",
+        "Stopped following: the task is over",
+        "Result not delivered yet (attempt 1): kept, and tried again",
+        "Result delivered to the chat console",
+    ):
+        assert words in text, (words, text)
+    assert "watch." not in text and "settled" not in text
+    assert timeline.count("<li") == 7 and "kind-state" not in timeline  # the empty `completed` row is gone

@@ -51,7 +51,7 @@ def test_result_read_as_people_read_it(owner: Client) -> None:
     [item] = items(owner.get("/inbox/console/").content.decode())
     shown, raw = item.split('<details class="inbox-raw">')
     assert 'badge state-completed">completed' in shown and "bot" in shown and "<time " in shown
-    assert '<p class="msg">here is the report</p>' in shown and "[A2A" not in shown
+    assert '<div class="md"><p>here is the report</p>' in shown and "[A2A" not in shown
     assert f'href="/files/console/{REPORT}"' in shown  # a download link, not a file name in a text
     assert 'href="/tasks/bot/t1/?target=console"' in shown and 'href="/chat/console/?context=c1"' in shown
     assert "<summary" in raw and "open" not in raw.split(">", 1)[0]  # shown on request only
@@ -63,4 +63,4 @@ def test_item_without_its_event_still_reads_without_the_header(owner: Client) ->
                              text='[A2A result from "bot", task t2 (failed)]\nboom: cannot do that')  # fmt: skip
     [item] = items(owner.get("/inbox/console/").content.decode())
     shown = item.split('<details class="inbox-raw">')[0]
-    assert '<p class="msg">boom: cannot do that</p>' in shown and 'badge state-failed">failed' in shown
+    assert '<div class="md"><p>boom: cannot do that</p>' in shown and 'badge state-failed">failed' in shown

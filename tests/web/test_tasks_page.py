@@ -53,7 +53,7 @@ def owner(db: None) -> Client:
 
 def rows(html: str) -> list[str]:
     """The task ids of the table's rows, in order."""
-    return re.findall(r'<td data-label="Task" class="ids mono"><a href="/tasks/[^/]+/([^/]+)/', html)
+    return re.findall(r'<td data-label="Task" class="ids"><span class="short-id"><a href="/tasks/[^/]+/([^/]+)/', html)
 
 
 @pytest.mark.django_db

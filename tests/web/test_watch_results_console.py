@@ -82,7 +82,7 @@ async def test_watch_delivered_result_shows_its_final_text(console, owner: Async
     assert row.text == "released late" and row.state == "completed" and row.data["watchId"]
     for name, html in (await _pages(owner, out["taskId"])).items():
         assert "released late" in html and 'badge state-completed">completed' in html, name
-        assert 'class="msg">[A2A' not in html, name  # the header text is the chat's, not the console's
+        assert "<p>[A2A" not in html, name  # the header text is the chat's, not the console's
 
 
 async def test_watch_delivered_files_get_download_links(console, owner: AsyncClient, space: Workspace) -> None:
@@ -97,7 +97,7 @@ async def test_watch_delivered_files_get_download_links(console, owner: AsyncCli
     await events.until_kind("delivered")
 
     for name, html in (await _pages(owner, task.id)).items():
-        assert '<p class="msg">here is the report</p>' in html, name
+        assert '<div class="md"><p>here is the report</p>' in html, name
         assert f'href="/files/console/{REPORT}"' in html, name
         assert "https://files.example/r.pdf" in html, name
     got = await owner.get(f"/files/console/{REPORT}")
@@ -116,7 +116,7 @@ async def test_watch_delivered_question_is_answerable(console, owner: AsyncClien
     await events.until_kind("delivered")
 
     for name, html in (await _pages(owner, task.id)).items():
-        assert "Which colour?</" in html and 'class="msg">[A2A' not in html, name
+        assert "Which colour?</" in html and "<p>[A2A" not in html, name
         assert f'name="task_id" value="{task.id}"' in html, name  # the answer form
     r = await send(owner, {"agent": "bot", "message": "blue", "task_id": task.id})
     assert "got answer: blue" in r.text

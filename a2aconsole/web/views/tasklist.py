@@ -211,7 +211,6 @@ def _row(r: TaskRecord, now: datetime, today: date) -> dict[str, Any]:
     return {
         "agent": r.agent,
         "task_id": r.task_id,
-        "task_short": _clip(r.task_id, 24),
         "target": r.target,
         "state": r.state or "unknown",
         "source": r.source,
