@@ -146,3 +146,21 @@ def test_the_timeline_speaks_the_owners_language(page: Page, bot: TestAgent) -> 
     assert "watch." not in timeline.inner_text()
     expect(timeline.locator("li.kind-result")).to_have_count(1)
     shot(page, f"text-timeline-{width(page)}")
+
+
+def test_lists_say_what_you_asked(page: Page) -> None:
+    """#23 item 12: Tasks and the dashboard's Latest results show the first line of the message sent."""
+    tag = f"asked-{width(page)}"
+    echo = answer(page, f"{tag} plan my trip\nwith details below")
+    expect(page.locator("#chat-log .kind-result", has_text=echo)).to_be_visible()
+    page.goto("/tasks/")
+    live(page)
+    row = page.locator("table.tasks tbody tr", has_text=f"{tag} plan my trip").first
+    expect(row.locator("td.asked")).to_have_text(f"{tag} plan my trip")
+    expect(page.locator("table.tasks thead")).to_contain_text("You asked")
+    shot(page, f"tasks-you-asked-{width(page)}")
+    page.goto("/")
+    live(page)
+    latest = page.locator("#latest-results li", has_text=f"echo: {tag}").first
+    expect(latest.locator(".asked")).to_have_text(f"You asked: {tag} plan my trip")  # quoted by the style sheet
+    assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[width(page)]["width"]

@@ -23,11 +23,16 @@ def create_owner() -> AbstractBaseUser:
     return get_user_model().objects.create_user("owner", password="a long password 1")
 
 
-def owner_session() -> str:
-    """The owner logged in: its session cookie, for async clients and WebSockets alike."""
+def owner_client() -> Client:
+    """A test client logged in as the owner."""
     c = Client()
     c.force_login(create_owner())
-    return c.cookies["sessionid"].value
+    return c
+
+
+def owner_session() -> str:
+    """The owner logged in: its session cookie, for async clients and WebSockets alike."""
+    return owner_client().cookies["sessionid"].value
 
 
 async def connect_socket(path: str, cookie: str | None) -> tuple[WebsocketCommunicator, bool]:

@@ -13,7 +13,7 @@ from a2aconsole.core.events import Event
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.broadcast import _store
 from a2aconsole.web.models import ChatTarget, InboxItem
-from tests.support.console import create_owner
+from tests.support.console import owner_client
 
 pytestmark = pytest.mark.django_db
 
@@ -25,9 +25,7 @@ SPEC_TEXT = '[A2A result from "bot", task t1 (completed)]\nhere is the report\nF
 @pytest.fixture
 def owner(ws: Workspace) -> Client:
     ChatTarget.objects.create(id="console", name="Console", workspace=str(ws.root))
-    c = Client()
-    c.force_login(create_owner())
-    return c
+    return owner_client()
 
 
 def items(html: str) -> list[str]:

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from a2aconsole.web import history, live, pending_cache
+from a2aconsole.web import asked, history, live, pending_cache
 from a2aconsole.web.models import TaskEvent
 from a2aconsole.web.views import scope
 
@@ -45,8 +45,17 @@ def state() -> dict[str, Any]:
         "sources": sorted(sources.items()),
         "watch_count": sum(sources.values()),
         "agent_count": agents,
-        "results": list(TaskEvent.objects.filter(kind__in=RESULTS).order_by("-created_at", "-id")[:6]),
+        "results": latest_results(),
     }
+
+
+def latest_results(count: int = 6) -> list[TaskEvent]:
+    """The newest results, each with what was asked for it (`asked`)."""
+    results = list(TaskEvent.objects.filter(kind__in=RESULTS).order_by("-created_at", "-id")[:count])
+    said = asked.of_events(results)
+    for ev in results:
+        ev.asked = said.get(ev.id, "")  # type: ignore[attr-defined]
+    return results
 
 
 def page(request: HttpRequest) -> HttpResponse:

@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from a2aconsole.core.workspace import Workspace
+from a2aconsole.web import asked
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
 from a2aconsole.web.views import scope
 
@@ -42,6 +43,7 @@ def readable(rows: list[InboxItem]) -> list[dict[str, Any]]:
             events[(ev.agent, ev.task_id)] = ev
             if watch:
                 events[watch] = ev
+    said = asked.of_tasks(tasks)
     out = []
     for r in rows:
         ev = events.get(r.watch_id) if r.watch_id else None
@@ -53,6 +55,7 @@ def readable(rows: list[InboxItem]) -> list[dict[str, Any]]:
                 "text": ev.text if ev is not None else _body(r.text),
                 "data": ev.data if ev is not None else {},
                 "question": ev is not None and ev.kind == "question",
+                "asked": said.get((r.agent, r.task_id), ""),
             }
         )
     return out

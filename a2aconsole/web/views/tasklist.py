@@ -21,7 +21,7 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from a2aconsole.web import history, links, task_search
+from a2aconsole.web import asked, history, links, task_search
 from a2aconsole.web.models import TaskRecord
 from a2aconsole.web.views.watches import KEYS
 
@@ -173,6 +173,7 @@ COLUMNS = [
     ("state", "State"),
     ("agent", "Agent"),
     (None, "Task"),
+    (None, "You asked"),
     ("chat", "Chat"),
     ("started", "Started"),
     ("duration", "Duration"),
@@ -220,6 +221,7 @@ def _row(r: TaskRecord, now: datetime, today: date) -> dict[str, Any]:
         "duration": history.duration((end - r.started_at).total_seconds()),
         "running": not finished,
         "text": _clip(said or r.last_text),
+        "asked": asked.first_line(r.sent_text),
         "dom_id": history.dom_id(r.agent, r.task_id),
         "agent_url": links.agent_url(r.agent),
         "task_url": links.task_url(r.agent, r.task_id, r.target),
