@@ -244,6 +244,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "a2aconsole.web.unread.context",
             ],
         },
     },

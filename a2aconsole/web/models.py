@@ -125,13 +125,28 @@ class TaskEvent(models.Model):
     # A watch's result, end and delivery carry a stable key (`core.events.watch_event_key`): emitted again after
     # a crash, they are kept once. Other events have none.
     key = models.CharField(max_length=100, blank=True, default="")
+    # When the owner saw it (a result, answer or question shown in a browser tab): the inbox's unread ones are
+    # those without. Other events are never read.
+    read_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["created_at", "id"]
         constraints = [
             models.UniqueConstraint(fields=["key"], condition=~models.Q(key=""), name="task_event_once_per_key")
         ]
-        indexes = [models.Index(fields=["target", "context_id", "id"], name="task_event_thread")]
+        indexes = [
+            models.Index(fields=["target", "context_id", "id"], name="task_event_thread"),
+            models.Index(  # the inbox and its unread count: a few rows, however long the history
+                fields=["target", "id"],
+                condition=models.Q(kind__in=["result", "message", "question"]),
+                name="task_event_said",
+            ),
+            models.Index(
+                fields=["target"],
+                condition=models.Q(kind__in=["result", "message", "question"], read_at__isnull=True),
+                name="task_event_unread",
+            ),
+        ]
 
 
 class AuditEntry(models.Model):

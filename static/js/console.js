@@ -297,3 +297,93 @@ document.addEventListener("click", function (event) {
     setTimeout(function () { URL.revokeObjectURL(link.href); }, 1000);
   }
 });
+
+// Knowing when something arrives (#23 item 10). The menu counts unread results and questions waiting; the tab
+// title starts with the unread count ("(2) Dashboard · a2aconsole"). An item a visible tab shows
+// (`data-unread`, the inbox) is marked read. After a live update the counts are asked again (at most once a
+// second). An owner who opted in (Notify me: the browser asks on that click, never on load) gets a browser
+// notification when the count grows while the tab is hidden: counts only, never an agent's words.
+var counts = { inbox: null, questions: null, timer: null, title: document.title.replace(/^\(\d+\) /, "") };
+
+function showCounts(c) {
+  var before = counts.inbox;
+  Object.keys(c).forEach(function (name) {
+    document.querySelectorAll('[data-count="' + name + '"]').forEach(function (el) {
+      el.querySelector(".n").textContent = String(c[name]);
+      el.hidden = !c[name];
+    });
+  });
+  counts.inbox = c.inbox;
+  counts.questions = c.questions;
+  document.title = (c.inbox ? "(" + c.inbox + ") " : "") + counts.title;
+  if (before !== null && c.inbox > before) notify(c);
+}
+
+function askCounts() {
+  var url = document.body.dataset.unreadUrl;
+  if (!url || counts.timer) return;
+  counts.timer = setTimeout(function () {
+    counts.timer = null;
+    fetch(url, { credentials: "same-origin" }).then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (c) { if (c) showCounts(c); }, function () { /* offline: the next update asks again */ });
+  }, 1000);
+}
+
+function markSeen() {
+  var url = document.body.dataset.seenUrl;
+  if (!url || document.visibilityState !== "visible") return;
+  var shown = document.querySelectorAll("[data-unread]");
+  if (!shown.length) return;
+  var ids = Array.prototype.map.call(shown, function (el) {
+    var id = el.getAttribute("data-unread");
+    el.removeAttribute("data-unread"); // posted once; a live update showing it unread again posts it again
+    return id;
+  });
+  var body = new URLSearchParams({ ids: ids.join(",") });
+  var token = JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"] || "";
+  fetch(url, { method: "POST", body: body, credentials: "same-origin", headers: { "X-CSRFToken": token } })
+    .then(function (r) { return r.ok ? r.json() : null; })
+    .then(function (c) { if (c) showCounts(c); }, function () { /* shown again next time: still unread */ });
+}
+
+function notify(c) {
+  if (!("Notification" in window) || Notification.permission !== "granted") return;
+  if (localStorage.getItem("a2aconsole-notify") !== "on" || document.visibilityState === "visible") return;
+  var text = c.inbox + " unread in your inbox" + (c.questions ? ", " + c.questions + " question" + (c.questions > 1 ? "s" : "") + " waiting" : "");
+  new Notification("a2aconsole", { body: text, tag: "a2aconsole-unread" });
+}
+
+function notifyButton() {
+  var button = document.querySelector(".notify-toggle");
+  if (!button || !("Notification" in window)) return;
+  var on = localStorage.getItem("a2aconsole-notify") === "on" && Notification.permission === "granted";
+  button.hidden = Notification.permission === "denied" && !on;
+  button.setAttribute("aria-pressed", on ? "true" : "false");
+  button.textContent = on ? "Notifications on" : "Notify me";
+}
+
+document.addEventListener("click", function (event) {
+  var button = event.target.closest && event.target.closest(".notify-toggle");
+  if (!button) return;
+  if (button.getAttribute("aria-pressed") === "true") {
+    localStorage.setItem("a2aconsole-notify", "off");
+    return notifyButton();
+  }
+  Notification.requestPermission().then(function (answer) {
+    localStorage.setItem("a2aconsole-notify", answer === "granted" ? "on" : "off");
+    notifyButton();
+  });
+});
+
+document.addEventListener("DOMContentLoaded", function () {
+  var first = {};
+  document.querySelectorAll("[data-count]").forEach(function (el) {
+    first[el.dataset.count] = Number(el.querySelector(".n").textContent) || 0;
+  });
+  if ("inbox" in first) showCounts(first);
+  notifyButton();
+  markSeen();
+});
+document.addEventListener("htmx:wsAfterMessage", function () { askCounts(); markSeen(); });
+document.addEventListener("htmx:afterSettle", markSeen);
+document.addEventListener("visibilitychange", markSeen);

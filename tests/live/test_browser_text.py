@@ -8,15 +8,13 @@ highlighted. The agent is the real loopback echo agent: what the owner types com
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import Page, expect
 
 from tests.support.agents import TestAgent
-from tests.support.browser import SIZES, WAIT_MS, checked_page, live, logged_in, send, shot, task_card, width
-from tests.support.console_server import ConsoleServer
+from tests.support.browser import SIZES, WAIT_MS, live, send, shot, task_card, width
 
 expect.set_options(timeout=WAIT_MS)
 
@@ -30,26 +28,8 @@ HOSTILE = (
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, bot: TestAgent) -> Iterator[ConsoleServer]:
-    s = ConsoleServer(tmp_path_factory.mktemp("console"), A2AClient__WaitSeconds="1").start()  # watches soon
-    s.workspace.save_agents([{"name": "bot", "url": bot.url}], None)
-    yield s
-    s.stop()
-
-
-@pytest.fixture(scope="module", params=list(SIZES))
-def context(request: pytest.FixtureRequest, browser: Browser, server: ConsoleServer) -> Iterator[BrowserContext]:
-    size = SIZES[request.param]
-    clipboard = ["clipboard-read", "clipboard-write"]
-    ctx = logged_in(browser, server.url, size["width"], size["height"], permissions=clipboard)
-    yield ctx
-    ctx.close()
-
-
-@pytest.fixture
-def page(context: BrowserContext) -> Iterator[Page]:
-    with checked_page(context) as p:
-        yield p
+def permissions() -> list[str]:
+    return ["clipboard-read", "clipboard-write"]
 
 
 def answer(page: Page, text: str) -> str:

@@ -113,6 +113,7 @@ def main() -> None:
                 (f"/tasks/bot/{done}/?target=console", "task", True),
                 ("/chat/console/", "conversation", True),
                 ("/inbox/console/", "inbox", True),
+                ("/inbox/console/?show=questions", "questions", True),
                 ("/a2a", "status", True),
                 ("/targets/", "targets", False),
                 ("/audit/", "audit", False),

@@ -30,7 +30,7 @@ def owner(ws: Workspace) -> Client:
 
 def items(html: str) -> list[str]:
     return re.findall(
-        r'<li class="from-agent inbox-item">(.*?)</li>\s*(?=<li class="from-agent inbox-item">|</ol>)', html, re.S
+        r'<li class="from-agent inbox-item[^>]*>(.*?)</li>\s*(?=<li class="from-agent inbox-item|</ol>)', html, re.S
     )
 
 

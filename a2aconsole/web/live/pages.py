@@ -336,7 +336,8 @@ class InboxLive(ChatLive):
         t = ChatTarget.objects.filter(id=tab.params["target"]).first()
         if t is None:
             return []
-        return [render_to_string("web/inbox.html#inbox-list", {**inbox.items(t), "target": t, "oob": True})]
+        ctx = {**inbox.items(t, tab.params.get("show", "")), "target": t, "oob": True}
+        return [render_to_string("web/inbox.html#inbox-list", ctx)]
 
     def changed(self, tab: Tab, changes: Changes) -> list[str]:
         return [] if only_progress(changes) else self.full(tab)
