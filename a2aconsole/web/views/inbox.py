@@ -125,7 +125,7 @@ def page(request: HttpRequest, target: str) -> HttpResponse:
     show = request.GET.get("show", "")
     ctx = {
         "nav": "questions" if show == "questions" else "inbox",
-        "title": f"Inbox · {t.name}",
+        "title": f"{'Questions' if show == 'questions' else 'Inbox'} · {t.name}",
         "target": t,
         "targets": list(ChatTarget.objects.all()),
         "ws_url": f"/ws/console/inbox/?{urlencode({'target': t.id, 'show': show} if show else {'target': t.id})}",
