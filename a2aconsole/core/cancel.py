@@ -12,11 +12,20 @@ answered here and delivered to the chat.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
-from .client import RemoteError
+from .client import Connection, RemoteError
+from .errors import FileFormatError, ToolError
 from .pending_tx import PendingTx
+from .push import end_push
+from .results import is_terminal
+from .snapshots import TaskSnapshot
+from .tool_args import agent_entry, task_id_of
 from .watch_control import same_watch
-from .workspace import Workspace
+from .workspace import AgentsFile, Workspace
+
+if TYPE_CHECKING:
+    from .tool import A2ATool
 
 CANCEL_REQUESTED = "cancelRequested"  # a watch record's mark: when a cancel was asked for and not yet confirmed
 # what an agent's refusal of CancelTask comes as; any other failure means it was not reached (or not understood)
@@ -77,3 +86,67 @@ async def mark_requested(workspace: Workspace, target: str, agent: str, task_id:
 
     async with workspace.pending_tx() as tx:
         return mark(tx)
+
+
+async def run(
+    tool: A2ATool, workspace: Workspace, args: dict[str, Any], target: str, agent_file: AgentsFile
+) -> dict[str, Any]:
+    """The tool's `cancel`: CancelTask, the chat's watch of the task kept until the agent's answer says what
+    happened."""
+    entry = agent_entry(workspace, args, agent_file)
+    task_id = task_id_of(args, "cancel")
+    is_watched = watched(workspace, target, entry.name, task_id)
+    refusal: RemoteError | None = None
+    async with tool.watches.holding(workspace, target, entry.name, task_id):
+        try:
+            conn = await tool.pool.get(workspace, entry)
+            try:
+                task = await conn.cancel(task_id)
+            except RemoteError as e:
+                if not refused(e):
+                    raise
+                refusal = e
+                task = await conn.get_task(task_id)
+        except RemoteError as e:
+            if e.kind == "not_found":
+                raise
+            if e.kind in ("network", "protocol", "card"):
+                tool.pool.forget(workspace, entry.name)
+            raise ToolError(unreachable_error(e, is_watched)) from None
+        if is_terminal(task.state):
+            out = await _end_watch(tool, conn, task, workspace, target, entry.name)
+            if task.state == "canceled" and refusal is None:
+                out["note"] = canceled_note(out.get("watch") == "canceled")
+            else:
+                out["note"] = finished_note(task.state)
+        else:
+            if refusal is None and is_watched:
+                is_watched = await mark_requested(workspace, target, entry.name, task_id, tool.clock.now())
+            out = await tool.finish(task, entry.name, workspace, target)
+            if refusal is None:
+                out["note"] = requested_note(task.state, is_watched)
+            else:
+                out["note"] = refused_note(refusal, task.state, is_watched)
+            if is_watched:
+                out["watch"] = GOES_ON
+    return out
+
+
+async def _end_watch(
+    tool: A2ATool, conn: Connection, task: TaskSnapshot, workspace: Workspace, target: str, agent: str
+) -> dict[str, Any]:
+    """The cancel found the task over: the chat's watch of it ends (its outcome is this answer, not a delivery),
+    with the task's own word (`canceled`, `completed`, ...)."""
+    reason = "canceled" if task.state == "canceled" else "settled"
+    warning = None
+    try:
+        stopped = await tool.watches.stop_watching(workspace, target, agent, task.id, reason)
+    except FileFormatError as e:
+        stopped, warning = None, f"{e}; a watch of this task may still deliver a result"
+    await end_push(conn, stopped)
+    out = await tool.finish(task, agent, workspace, target)
+    if stopped is not None:
+        out["watch"] = task.state
+    if warning:
+        out["warning"] = warning
+    return out

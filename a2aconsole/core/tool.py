@@ -347,6 +347,8 @@ class A2ATool:
                 out["warning"] = f"{e}; a watch of this task may still deliver its result"
             else:
                 await end_push(conn, stopped)
+                if stopped is not None:
+                    out["watch"] = out["state"]  # the watch ended with the task's own word
         return out
 
     # cancel
@@ -354,60 +356,8 @@ class A2ATool:
     async def _cancel(
         self, workspace: Workspace, args: dict[str, Any], target: str, agent_file: AgentsFile
     ) -> dict[str, Any]:
-        """CancelTask, the watch kept until the agent's answer says what happened (`cancel.py`)."""
-        entry = agent_entry(workspace, args, agent_file)
-        task_id = task_id_of(args, "cancel")
-        is_watched = cancel.watched(workspace, target, entry.name, task_id)
-        refusal: RemoteError | None = None
-        async with self.watches.holding(workspace, target, entry.name, task_id):
-            try:
-                conn = await self.pool.get(workspace, entry)
-                try:
-                    task = await conn.cancel(task_id)
-                except RemoteError as e:
-                    if not cancel.refused(e):
-                        raise
-                    refusal = e
-                    task = await conn.get_task(task_id)
-            except RemoteError as e:
-                if e.kind == "not_found":
-                    raise
-                if e.kind in ("network", "protocol", "card"):
-                    self.pool.forget(workspace, entry.name)
-                raise ToolError(cancel.unreachable_error(e, is_watched)) from None
-            if is_terminal(task.state):
-                out = await self._end_watch(conn, task, workspace, target, entry.name)
-                if task.state == "canceled" and refusal is None:
-                    out["note"] = cancel.canceled_note(out.get("watch") == "canceled")
-                else:
-                    out["note"] = cancel.finished_note(task.state)
-            else:
-                if refusal is None and is_watched:
-                    is_watched = await cancel.mark_requested(workspace, target, entry.name, task_id, self.clock.now())
-                out = await self._finish(task, entry.name, workspace, target)
-                if refusal is None:
-                    out["note"] = cancel.requested_note(task.state, is_watched)
-                else:
-                    out["note"] = cancel.refused_note(refusal, task.state, is_watched)
-                if is_watched:
-                    out["watch"] = cancel.GOES_ON
-        return out
+        return await cancel.run(self, workspace, args, target, agent_file)
 
-    async def _end_watch(
-        self, conn: Connection, task: TaskSnapshot, workspace: Workspace, target: str, agent: str
-    ) -> dict[str, Any]:
-        """The cancel found the task over: the chat's watch of it ends (its outcome is this answer, not a delivery),
-        with the task's own word (`canceled`, `completed`, ...)."""
-        reason = "canceled" if task.state == "canceled" else "settled"
-        warning = None
-        try:
-            stopped = await self.watches.stop_watching(workspace, target, agent, task.id, reason)
-        except FileFormatError as e:
-            stopped, warning = None, f"{e}; a watch of this task may still deliver a result"
-        await end_push(conn, stopped)
-        out = await self._finish(task, agent, workspace, target)
-        if stopped is not None:
-            out["watch"] = task.state
-        if warning:
-            out["warning"] = warning
-        return out
+    async def finish(self, task: TaskSnapshot, agent: str, workspace: Workspace, target: str) -> dict[str, Any]:
+        """A task's outcome as an answer, its event emitted (for `cancel.run`)."""
+        return await self._finish(task, agent, workspace, target)
