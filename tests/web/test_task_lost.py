@@ -5,13 +5,11 @@ chat's inbox, the task page shows lost with Re-send and no Cancel, the Tasks pag
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.test import AsyncClient, override_settings
+from django.test import AsyncClient
 
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import Event
@@ -24,14 +22,6 @@ from tests.support.watching import SignalClock, WaitableSink, add_record, start_
 SETTINGS = ClientSettings(wait_seconds=0.2, card_timeout_seconds=3, call_timeout=10)
 
 
-@pytest.fixture
-def space(tmp_path: Path) -> Iterator[Workspace]:
-    w = Workspace(tmp_path / "ws")
-    w.root.mkdir(parents=True)
-    with override_settings(WORKSPACE_DIR=w.root):
-        yield w
-
-
 def text_of(html: str, start: str, end: str) -> str:
     part = html[html.index(start) : html.index(end, html.index(start))]
     return re.sub(r"<[^>]+>|\s+", " ", part)
@@ -39,20 +29,19 @@ def text_of(html: str, start: str, end: str) -> str:
 
 @pytest.mark.django_db(transaction=True)
 async def test_a_lost_task_shows_lost_with_resend_and_no_cancel(
-    space: Workspace, make_agent, remote: Any, owner: AsyncClient
+    ws: Workspace, console_target: ChatTarget, make_agent, remote: Any, owner: AsyncClient
 ) -> None:
-    await ChatTarget.objects.acreate(id="console", name="Console", workspace=str(space.root))
     agent = make_agent(push=False, streaming=False)
-    space.save_agents([{"name": "bot", "url": agent.url}], None)
+    ws.save_agents([{"name": "bot", "url": agent.url}], None)
     clock, events = SignalClock(), WaitableSink(ChannelsBroadcast())
     async with fresh_runtime(client_settings=SETTINGS, events=events, clock=clock) as rt:
-        registry = await rt.start_registry([space])
-        task = await start_task(remote, space, "bot", "hold lost")
+        registry = await rt.start_registry([ws])
+        task = await start_task(remote, ws, "bot", "hold lost")
         at, ctx = clock.now(), task.context_id
-        sent = Event("sent", str(space.root), "bot", task.id, at, context_id=ctx, target="console", text="hold lost")
+        sent = Event("sent", str(ws.root), "bot", task.id, at, context_id=ctx, target="console", text="hold lost")
         await sync_to_async(_store)(sent)  # as the tool's send records it: what Re-send sends again
-        rec = await add_record(space, task, "bot", clock, target="console")
-        await registry.arm(space, rec)
+        rec = await add_record(ws, task, "bot", clock, target="console")
+        await registry.arm(ws, rec)
         await clock.until(lambda s: 15.0 in s)
         page_url = f"/tasks/bot/{task.id}/?target=console"
         running = (await owner.get(page_url)).content.decode()
@@ -78,6 +67,6 @@ async def test_a_lost_task_shows_lost_with_resend_and_no_cancel(
 
     assert "does not know that task" in rechecked  # the Re-check says so, and changes nothing
     assert state.search(rechecked) and "Cancel the task" not in rechecked
-    assert space.read_pending().records == []
+    assert ws.read_pending().records == []
     assert re.search(r'badge state-lost">lost', tasks)
     agent.release("lost")
