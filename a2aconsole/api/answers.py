@@ -126,6 +126,14 @@ SCHEMAS: dict[str, Any] = {
             "question": {**_STR, "description": "input-required / auth-required: what the agent asks"},
             "hint": {**_STR, "description": "how to answer: send with this agent and taskId"},
             "note": {**_STR, "description": "the watch note (still working), or what cancel did"},
+            "watch": {
+                **_STR,
+                "description": (
+                    "status / cancel: how this chat's watch of the task ended (completed, failed, canceled, rejected, "
+                    "input-required, auth-required), or `goes on` (a cancel only requested, or refused while the task "
+                    "runs); absent when no watch was touched"
+                ),
+            },
             "warning": _STR,
         },
     },

@@ -53,6 +53,9 @@ SUBSCRIBE_FAILURES = 3
 SEND_POLL_FIRST = 0.5
 SEND_POLL_MAX = 2.0
 PROGRESS_CHARS = 1024  # what a progress event keeps of a status message or an artifact update
+LOST = "lost"  # the end, and the last state, of a watch whose agent no longer knows its task
+SHORT_TASK = 4  # characters of a task id a notice shows
+SAID_CHARS = 60  # of the last status message, what the lost notice repeats
 
 
 class WatchEnd(Exception):
@@ -82,6 +85,22 @@ def timeout_notice(agent: str, task_id: str, seconds: float) -> str:
     return (
         f"{agent} gave no result for task {task_id} within {duration_text(seconds)}; "
         "you can check it with action=status"
+    )
+
+
+def short_task(task_id: str) -> str:
+    """A task id as notices name it: its first characters (`5c1e…`)."""
+    return task_id[:SHORT_TASK] + ("…" if len(task_id) > SHORT_TASK else "")
+
+
+def lost_notice(agent: str, task_id: str, state: str, said: str, heard_at: datetime | None) -> str:
+    """The one notice a lost watch delivers: what the console last knew of the task, and when."""
+    last = state or "unknown"
+    if said:  # "working 64/200", not "working working 64/200"
+        last = said if said.split(" ", 1)[0] == state else f"{last} {said}"
+    when = f" at {heard_at:%H:%M}" if heard_at is not None else ""
+    return (
+        f'[A2A: "{agent}" no longer knows task {short_task(task_id)} (it may have restarted); last state {last}{when}]'
     )
 
 
@@ -116,11 +135,13 @@ class Follower:
         "checked_at",
         "deadline",
         "error",
+        "heard_at",
         "host",
         "latest",
         "record",
         "restored",
         "runner",
+        "said",
         "sending",
         "source",
         "state",
@@ -142,6 +163,8 @@ class Follower:
         self.state = record.state
         self.error = ""
         self.checked_at: datetime | None = None
+        self.heard_at: datetime | None = None  # when the agent last answered about the task
+        self.said = ""  # its last status message, in short: the lost notice repeats it
         self.runner: asyncio.Task[None] | None = None
         self.waker: asyncio.Future[None] | None = None
         self.woken = False
@@ -361,14 +384,23 @@ class Follower:
                 raise WatchEnd(
                     "too big", f"[A2A watch ended] {e}; task {self.record.task_id} is no longer watched"
                 ) from None
+            if e.kind == "not_found":  # the agent answered, and does not know the task: no retry brings it back
+                raise self._lost() from None
             self._note_error(e, conn)
             return None
-        self.checked_at = self.host.clock.now()
+        self.checked_at = self.heard_at = self.host.clock.now()
         self.error = ""
         state = task.state
         await self._saw(state)
         await self._heard(task.status)
         return task if is_settled(state) and not is_stale(self.record, task.status) else None
+
+    def _lost(self) -> WatchEnd:
+        r = self.record
+        state = self.state or r.state
+        if state == "sending":
+            state = ""
+        return WatchEnd(LOST, lost_notice(r.agent, r.task_id, state, self.said, self.heard_at))
 
     def _note_error(self, e: A2AConsoleError, conn: Connection | None = None) -> None:
         self.error = str(e)
@@ -407,12 +439,15 @@ class Follower:
         if note is not None:
             if isinstance(ev, StatusUpdate):
                 self.told = status_key(ev.status)
+                self.said = said_of(note[0])
             await self.host.follow_event(self, PROGRESS, text=note[0], data=note[1])
 
     async def _heard(self, status: StatusValue) -> None:
         """A status message seen by GetTask (after a push, or a poll) while the task works is progress too, told
         once: a push that carries only a new status message changes no state, and would show nothing else."""
         key = status_key(status)
+        if status.message is not None:
+            self.said = said_of(message_text(status.message))
         if not key or key == self.told or is_settled(status.state):
             return
         self.told = key
@@ -455,7 +490,7 @@ class Follower:
                 conn = await self._connection()
                 outcome = await self._stream(conn)
             except RemoteError as e:
-                if e.kind in ("terminal", "too_big"):  # check at once (an oversized task ends the watch there)
+                if e.kind in ("terminal", "too_big", "not_found"):  # check at once: it ends the watch (too big, lost)
                     outcome = "settled"
                 else:
                     self._note_error(e, conn)
@@ -503,12 +538,18 @@ class Follower:
                 status = _stream_status(ev)
                 if status is not None:
                     state = status.state
-                    self.checked_at = self.host.clock.now()
+                    self.checked_at = self.heard_at = self.host.clock.now()
                     self.error = ""
                     await self._saw(state)
                     if is_settled(state) and not is_stale(self.record, status):
                         return "settled"
         return "ended"
+
+
+def said_of(text: str) -> str:
+    """A status message as the lost notice repeats it: its first line, cut to SAID_CHARS."""
+    line = text.strip().split("\n", 1)[0]
+    return line if len(line) <= SAID_CHARS else line[: SAID_CHARS - 1] + "…"
 
 
 def status_key(status: StatusValue) -> str:

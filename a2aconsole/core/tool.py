@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from . import cancel
 from .agents import AgentEntry
 from .attachments import read_attachments
 from .chat import ChatTarget
@@ -346,49 +347,17 @@ class A2ATool:
                 out["warning"] = f"{e}; a watch of this task may still deliver its result"
             else:
                 await end_push(conn, stopped)
+                if stopped is not None:
+                    out["watch"] = out["state"]  # the watch ended with the task's own word
         return out
 
     # cancel
 
     async def _cancel(
-        self, workspace: Workspace, args: dict[str, Any], target: str, agents: AgentsFile
+        self, workspace: Workspace, args: dict[str, Any], target: str, agent_file: AgentsFile
     ) -> dict[str, Any]:
-        """Stop the watch first (so a `canceled` outcome is never delivered later), then CancelTask; put the
-        watch back when the cancel does not go through."""
-        entry = agent_entry(workspace, args, agents)
-        task_id = task_id_of(args, "cancel")
-        warning = None
-        try:
-            stopped = await self.watches.stop_watching(workspace, target, entry.name, task_id)
-        except FileFormatError as e:
-            stopped, warning = None, f"{e}; a watch of this task may still deliver a result"
-        try:
-            conn = await self.pool.get(workspace, entry)
-            try:
-                task = await conn.cancel(task_id)
-            except RemoteError as e:
-                if e.kind not in ("not_cancelable", "terminal"):
-                    raise
-                task = await conn.get_task(task_id)
-                await end_push(conn, stopped)
-                out = await self._finish(task, entry.name, workspace, target)
-                out["note"] = f"the task had already finished ({out['state']}); it was not canceled"
-                if warning:
-                    out["warning"] = warning
-                return out
-        except RemoteError as e:
-            if stopped is None or e.kind == "not_found":
-                raise
-            await self.watches.rearm(workspace, stopped)
-            raise ToolError(f"{e}. The cancel did not go through; the task is still watched") from None
-        except asyncio.CancelledError:
-            if stopped is not None:
-                await asyncio.shield(self.watches.rearm(workspace, stopped))
-            raise
-        await end_push(conn, stopped)
-        out = await self._finish(task, entry.name, workspace, target)
-        if stopped is not None:
-            out["note"] = "canceled; the watch of this task ended"
-        if warning:
-            out["warning"] = warning
-        return out
+        return await cancel.run(self, workspace, args, target, agent_file)
+
+    async def finish(self, task: TaskSnapshot, agent: str, workspace: Workspace, target: str) -> dict[str, Any]:
+        """A task's outcome as an answer, its event emitted (for `cancel.run`)."""
+        return await self._finish(task, agent, workspace, target)

@@ -7,6 +7,8 @@ the record on its next scan or start.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Protocol
 
 from .pending import WatchRecord
@@ -22,9 +24,18 @@ class WatchControl(Protocol):
         """Start watching `record`, which is already in `pending.json`."""
         ...
 
-    async def stop_watching(self, workspace: Workspace, target: str, agent: str, task_id: str) -> WatchRecord | None:
+    async def stop_watching(
+        self, workspace: Workspace, target: str, agent: str, task_id: str, reason: str = "stopped"
+    ) -> WatchRecord | None:
         """End the watch of (target, agent, task): out of the map AND `pending.json` (`take_watches` says what
-        goes); the removed record or None."""
+        goes); the removed record or None. `reason`: how it ended, for its `watch.ended` event."""
+        ...
+
+    def holding(
+        self, workspace: Workspace, target: str, agent: str, task_id: str
+    ) -> contextlib.AbstractAsyncContextManager[None]:
+        """While inside, the watch of (target, agent, task) does not finish with a task outcome it finds: a cancel
+        in flight decides first (`cancel.py`)."""
         ...
 
     async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
@@ -56,7 +67,9 @@ class PendingFileWatches:
     async def arm(self, workspace: Workspace, record: WatchRecord) -> None:
         return None
 
-    async def stop_watching(self, workspace: Workspace, target: str, agent: str, task_id: str) -> WatchRecord | None:
+    async def stop_watching(
+        self, workspace: Workspace, target: str, agent: str, task_id: str, reason: str = "stopped"
+    ) -> WatchRecord | None:
         """`take_watches` under the workspace lock; the first record taken, or None."""
         async with workspace.pending_tx() as tx:
             taken = take_watches(tx, target, agent, task_id)
@@ -66,3 +79,8 @@ class PendingFileWatches:
         async with workspace.pending_tx() as tx:
             if tx.find(record.watch_id) is None:
                 tx.add(record)
+
+    @contextlib.asynccontextmanager
+    async def holding(self, workspace: Workspace, target: str, agent: str, task_id: str) -> AsyncIterator[None]:
+        """Nothing to hold: no watch runs in this process."""
+        yield

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter, deque
-from collections.abc import Collection, Coroutine, Iterable
+from collections.abc import AsyncIterator, Collection, Coroutine, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ from .events import (
     NullSink,
     watch_event_key,
 )
-from .following import Follower, WatchEnd, WatchGone
+from .following import LOST, Follower, WatchEnd, WatchGone
 from .pending import WatchRecord
 from .pending_batch import PendingBatcher
 from .pending_tx import PendingTx
@@ -103,6 +103,7 @@ class WatchRegistry:
         self._delivering: set[str] = set()
         self._announced: set[str] = set()  # kept records whose closing events this process has emitted
         self._away: set[Any] = set()  # roots of workspaces whose lease another worker took from this one
+        self._held: dict[tuple[Any, str, str, str], asyncio.Event] = {}  # watches a cancel in flight holds back
         self._stopped = False
 
     # lifecycle
@@ -192,9 +193,12 @@ class WatchRegistry:
                 tx.add(record)
         await self._arm(ws, record)
 
-    async def stop_watching(self, workspace: Workspace, target: str, agent: str, task_id: str) -> WatchRecord | None:
+    async def stop_watching(
+        self, workspace: Workspace, target: str, agent: str, task_id: str, reason: str = "stopped"
+    ) -> WatchRecord | None:
         """End the watch of (target, agent, task): it leaves the map and the file; its outcome is not delivered.
-        What goes is `take_watches`'s rule, shared with the file-only control; the first record taken, or None."""
+        What goes is `take_watches`'s rule, shared with the file-only control; the first record taken, or None.
+        `reason`: how it ended (the owner stopped it, the task was canceled or found settled by the tool)."""
         ws = self._intern(workspace)
         async with ws.pending_tx() as tx:
             taken = take_watches(tx, target, agent, task_id)
@@ -206,8 +210,24 @@ class WatchRegistry:
         for rec in taken:
             # The push config stays here: a cancel that fails re-arms this very watch (same id and token);
             # the tool removes it once the watch has ended for good (cancel done, task settled).
-            await self._emit(self._event(WATCH_ENDED, ws, rec, data={"reason": "stopped", "watchId": rec.watch_id}))
+            await self._emit(self._event(WATCH_ENDED, ws, rec, data={"reason": reason, "watchId": rec.watch_id}))
         return taken[0] if taken else None
+
+    @contextlib.asynccontextmanager
+    async def holding(self, workspace: Workspace, target: str, agent: str, task_id: str) -> AsyncIterator[None]:
+        """While inside (a cancel in flight), the watch of (target, agent, task) that finds its task settled waits
+        before finishing: the cancel's answer decides whether it ends here (canceled) or goes on to deliver."""
+        key = (self._intern(workspace).root, target, agent, task_id)
+        gate = self._held.get(key)
+        owner = gate is None
+        if gate is None:
+            gate = self._held[key] = asyncio.Event()
+        try:
+            yield
+        finally:
+            if owner:
+                del self._held[key]
+                gate.set()
 
     # push
 
@@ -443,8 +463,13 @@ class WatchRegistry:
             try:
                 task = await (running if running is not None else w.follow())
             except WatchEnd as end:
-                await self._finish(w, end.text, end.reason, state="")
+                # "lost" is the task's last word too (the task page, the Tasks page); other ends say nothing of it
+                await self._finish(w, end.text, end.reason, state=LOST if end.reason == LOST else "")
             else:
+                r = w.record
+                gate = self._held.get((w.ws.root, r.target, r.agent, r.task_id))
+                if gate is not None:  # a cancel in flight: its answer first (a stop meanwhile cancels this wait)
+                    await gate.wait()
                 await self._finish_task(w, task)
         except WatchGone:
             self._forget(w)
@@ -520,7 +545,7 @@ class WatchRegistry:
         bounded preview), then `watch.ended`, both stamped now."""
         at = self.clock.now().isoformat()
         events: list[dict[str, Any]] = []
-        if state:
+        if outcome is not None:
             kind = QUESTION if is_interrupted(state) else RESULT
             events.append({"kind": kind, "at": at, "state": state, **outcome_event(outcome or {}, rid)})
         events.append({"kind": WATCH_ENDED, "at": at, "state": state, "data": {"reason": reason, "watchId": rid}})

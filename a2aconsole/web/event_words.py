@@ -5,21 +5,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from a2aconsole.core.ends import end_word
+
 FOLLOWING = {"push": "by push", "subscribe": "by its stream", "poll": "by polling"}
+# how a watch ended (`core.ends.end_word`), with why where the word alone does not say it
 ENDED = {
     "settled": "Stopped following: the task is over",
     "question": "Waiting for your answer",
-    "stopped": "Stopped following: you stopped the watch",
-    "timeout": "Stopped following: it ran past the watch's time limit",
-    "agent removed": "Stopped following: the agent was removed",
-    "too big": "Stopped following: the agent's answer is too big to read",
-    "canceled": "Stopped following: the task was canceled",
-    "lost": "Stopped following: the agent no longer knows the task",
+    "stopped": "Stopped following: stopped (you stopped the watch)",
+    "timeout": "Stopped following: timed out (past the watch's time limit)",
+    "agent removed": "Stopped following: stopped (the agent was removed)",
+    "too big": "Stopped following: stopped (the agent's answer is too big to read)",
+    "canceled": "Stopped following: canceled",
+    "lost": "Stopped following: lost (the agent no longer knows the task)",
 }
 
 
-def describe(kind: str, data: dict[str, Any] | None, target: str = "") -> str:
-    """One line for an event of the console's own (any kind but the agent's: sent, state, result, …)."""
+def describe(kind: str, data: dict[str, Any] | None, target: str = "", state: str = "") -> str:
+    """One line for an event of the console's own (any kind but the agent's: sent, state, result, …); `state`:
+    the event's (a settled watch's end names it)."""
     data = data or {}
     how = FOLLOWING.get(str(data.get("source") or ""), "")
     note = str(data.get("note") or "")
@@ -30,7 +34,9 @@ def describe(kind: str, data: dict[str, Any] | None, target: str = "") -> str:
         return f"{line}: {note}" if note else line
     if kind == "watch.ended":
         reason = str(data.get("reason") or "")
-        return ENDED.get(reason, f"Stopped following: {reason}" if reason else "Stopped following")
+        if reason == "settled" and state:
+            return f"{ENDED['settled']} ({end_word(reason, state)})"
+        return ENDED.get(reason, f"Stopped following: {end_word(reason)}" if reason else "Stopped following")
     if kind == "delivered":
         return f"Result delivered to the chat {target}" if target else "Result delivered"
     if kind == "undelivered":

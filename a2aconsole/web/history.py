@@ -14,7 +14,8 @@ from a2aconsole.web.models import TaskEvent
 
 QUESTION = "question"
 SETTLING = ("result", "question", "state", "sent")
-TERMINAL = frozenset({"completed", "failed", "canceled", "rejected"})
+# finished: the task's own terminal states, and "lost" (its agent no longer knows it: nothing more comes)
+TERMINAL = frozenset({"completed", "failed", "canceled", "rejected", "lost"})
 
 
 def dom_id(agent: str, task_id: str) -> str:
@@ -42,6 +43,12 @@ def latest_events(
     ids = qs.values("agent", "task_id").annotate(last=Max("id")).values_list("agent", "task_id", "last")
     last_ids = [i for a, t, i in ids if (a, t) in wanted]
     return {(ev.agent, ev.task_id): ev for ev in TaskEvent.objects.filter(id__in=last_ids)}
+
+
+def resendable(agent: str, task_id: str, finished: bool) -> bool:
+    """Whether a task page offers Re-send (a new task with the same parts, `conversation.resend`): the task is
+    over (lost too: its agent forgot it) and the history keeps the message that started it."""
+    return finished and TaskEvent.objects.filter(agent=agent, task_id=task_id, kind="sent").exists()
 
 
 def open_questions(target: str | None = None, limit: int = 20) -> list[TaskEvent]:

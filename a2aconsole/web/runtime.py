@@ -20,9 +20,11 @@ holder's own channel, so a push never waits on a worker that would drop it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import weakref
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,8 +94,10 @@ class ChannelWatches:
     async def arm(self, workspace: Workspace, record: WatchRecord) -> None:
         await wake_worker({"type": "watch.arm", "workspace": str(workspace.root), "watch_id": record.watch_id})
 
-    async def stop_watching(self, workspace: Workspace, target: str, agent: str, task_id: str) -> WatchRecord | None:
-        rec = await self.files.stop_watching(workspace, target, agent, task_id)
+    async def stop_watching(
+        self, workspace: Workspace, target: str, agent: str, task_id: str, reason: str = "stopped"
+    ) -> WatchRecord | None:
+        rec = await self.files.stop_watching(workspace, target, agent, task_id, reason)
         if rec is not None:
             await wake_worker({"type": "watch.stop", "workspace": str(workspace.root), "watch_id": rec.watch_id})
         return rec
@@ -101,6 +105,10 @@ class ChannelWatches:
     async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
         await self.files.rearm(workspace, record)
         await wake_worker({"type": "watch.arm", "workspace": str(workspace.root), "watch_id": record.watch_id})
+
+    def holding(self, workspace: Workspace, target: str, agent: str, task_id: str) -> Any:
+        """Nothing held here: the worker's watch may finish meanwhile (and deliver; at least once, never lost)."""
+        return self.files.holding(workspace, target, agent, task_id)
 
 
 class LeasedWatches:
@@ -117,8 +125,15 @@ class LeasedWatches:
     async def arm(self, workspace: Workspace, record: WatchRecord) -> None:
         await (await self._for(workspace)).arm(workspace, record)
 
-    async def stop_watching(self, workspace: Workspace, target: str, agent: str, task_id: str) -> WatchRecord | None:
-        return await (await self._for(workspace)).stop_watching(workspace, target, agent, task_id)
+    async def stop_watching(
+        self, workspace: Workspace, target: str, agent: str, task_id: str, reason: str = "stopped"
+    ) -> WatchRecord | None:
+        return await (await self._for(workspace)).stop_watching(workspace, target, agent, task_id, reason)
+
+    @contextlib.asynccontextmanager
+    async def holding(self, workspace: Workspace, target: str, agent: str, task_id: str) -> AsyncIterator[None]:
+        async with (await self._for(workspace)).holding(workspace, target, agent, task_id):
+            yield
 
     async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
         await (await self._for(workspace)).rearm(workspace, record)

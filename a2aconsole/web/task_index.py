@@ -18,7 +18,8 @@ from typing import Any
 
 from a2aconsole.core.results import preview
 
-TERMINAL = frozenset({"completed", "failed", "canceled", "rejected"})
+# finished: the task's own terminal states, and "lost" (its agent no longer knows it: nothing more comes)
+TERMINAL = frozenset({"completed", "failed", "canceled", "rejected", "lost"})
 LAST_CHARS = 300  # a row shows a line of the latest message, never the whole text
 RESULT_CHARS = 1000  # of a result or question: what a row shows and free text finds (the task page has it all)
 SPOKEN = ("sent", "state", "artifact", "question", "result")  # kinds whose text is something said

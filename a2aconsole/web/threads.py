@@ -86,7 +86,9 @@ class StatusLine:
                 continue
             if ev.kind == "progress":  # shown as the line's progress, updated in place, not one part each
                 continue
-            line = event_words.describe(ev.kind, data)  # the timeline's words, as a part of one line
+            line = event_words.describe(
+                ev.kind, data, state=ev.state or ""
+            )  # the timeline's words, as a part of one line
             text = line[:1].lower() + line[1:]
             out.append({"text": text, "at": ev.created_at})
         if states and states != [self.state]:  # the badge says it already when it is the only one

@@ -217,3 +217,27 @@ async def test_tool_schema_and_openapi_are_public() -> None:
     assert op["security"] == [{"bearer": []}] and {"200", "400", "401", "403", "413", "503"} <= set(op["responses"])
     assert doc["components"]["schemas"]["ToolCall"]["properties"]["hops"]["minimum"] == 0
     assert (await client.post("/api/v1/tool-schema")).status_code == 405
+
+
+async def test_cancel_says_what_happened(host: Host, echo: TestAgent, workspace: Workspace, remote) -> None:
+    """The API answers a cancel as the tool does: requested (the watch goes on, marked), refused, canceled."""
+    from a2aconsole.core.cancel import CANCEL_REQUESTED
+    from a2aconsole.core.clock import FakeClock
+    from tests.support.watching import add_record, start_task
+
+    task = await start_task(remote, workspace, "echo", "hold api-cancel")
+    await add_record(workspace, task, "echo", FakeClock(), target="bot")  # the host's chat watches it
+    cancel = {"action": "cancel", "agent": "echo", "taskId": task.id}
+    echo.cancel_answer = "working"
+    _, asked = await host.call(cancel)
+    assert asked["state"] == "working" and asked["watch"] == "goes on", asked
+    assert asked["note"].startswith("cancel requested; the task is still working")
+    [watch] = workspace.read_pending().records
+    assert CANCEL_REQUESTED in watch.extra
+    echo.cancel_answer = "refuse"
+    _, refused = await host.call(cancel)
+    assert refused["watch"] == "goes on" and refused["note"].startswith("the agent refused to cancel"), refused
+    echo.cancel_answer = ""
+    _, canceled = await host.call(cancel)
+    assert canceled["state"] == "canceled" and canceled["watch"] == "canceled", canceled
+    assert workspace.read_pending().records == []

@@ -10,6 +10,8 @@
 //                                    -> {id, url}
 //   GET    /_control/agents/<id>     -> {received, requests, methods, finished}
 //   POST   /_control/agents/<id>/release/<gate>
+//   POST   /_control/agents/<id>/cancel-answer {answer}   ('' cancels, 'working' answers the task as it is, 'refuse')
+//   POST   /_control/agents/<id>/restart         (every task forgotten, as by a restart with an in-memory store)
 //   DELETE /_control/agents/<id>     (releases its gates, ends its running work, drops it)
 //
 // The command language is the Python test agent's (tests/support/agents.py): `hello ...` echoes,
@@ -110,6 +112,15 @@ class TestAgent {
         skills: [...this.card.skills, { id: 'secret', name: 'Secret', description: 'Only for key holders',
           tags: ['test'], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }] }
       : undefined;
+    this.cancelAnswer = options.cancelAnswer || ''; // '' cancels; 'working' answers the task as it is; 'refuse'
+    this.makeHandler = () => this.cancelAnswering(new DefaultRequestHandler(this.card, this.makeStore(), executor,
+      undefined, pushStore, pushStore ? new DefaultPushNotificationSender(pushStore, { timeout: 5000 }) : undefined,
+      extended));
+    this.handler = this.makeHandler();
+    this.app = this.makeApp();
+  }
+
+  makeStore() {
     const store = new InMemoryTaskStore();
     const save = store.save.bind(store);
     store.save = async (task, ...rest) => {
@@ -118,8 +129,36 @@ class TestAgent {
         this.finished.push(task.id);
       }
     };
-    this.handler = new DefaultRequestHandler(this.card, store, executor, undefined, pushStore,
-      pushStore ? new DefaultPushNotificationSender(pushStore, { timeout: 5000 }) : undefined, extended);
+    return store;
+  }
+
+  /** CancelTask as `cancelAnswer` says: the SDK's own cancel, the task as it is (a cancel only requested), or the
+   * SDK's own refusal: this SDK exports no error classes, so its refusal of a finished task (a probe saved for
+   * the purpose) gives the error to throw. */
+  cancelAnswering(handler) {
+    const cancel = handler.cancelTask.bind(handler);
+    handler.cancelTask = async (params, context) => {
+      if (this.cancelAnswer === 'working') return handler.getTask({ id: params.id, tenant: params.tenant ?? '' }, context);
+      if (this.cancelAnswer !== 'refuse') return cancel(params, context);
+      await handler.getTask({ id: params.id, tenant: params.tenant ?? '' }, context); // an unknown task: not found
+      const probe = `refusal-${randomUUID()}`;
+      await handler.taskStore.save({ id: probe, contextId: probe, artifacts: [], history: [], metadata: undefined,
+        status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: new Date().toISOString() } },
+      context);
+      try {
+        await cancel({ ...params, id: probe }, context);
+      } catch (e) {
+        throw new e.constructor('this agent cannot cancel the task now');
+      }
+      throw new Error('the SDK canceled a completed task');
+    };
+    return handler;
+  }
+
+  /** A restart with an in-memory store: every task forgotten (running work ends unseen). */
+  restart() {
+    for (const abort of this.work.values()) abort.abort();
+    this.handler = this.makeHandler();
     this.app = this.makeApp();
   }
 
@@ -335,6 +374,14 @@ function main() {
   control.post('/agents/:id/release/:gate', (req, res) => {
     const agent = known(req, res);
     if (agent) { agent.gate(req.params.gate).resolve(); res.json({ ok: true }); }
+  });
+  control.post('/agents/:id/cancel-answer', (req, res) => {
+    const agent = known(req, res);
+    if (agent) { agent.cancelAnswer = req.body?.answer ?? ''; res.json({ ok: true }); }
+  });
+  control.post('/agents/:id/restart', (req, res) => {
+    const agent = known(req, res);
+    if (agent) { agent.restart(); res.json({ ok: true }); }
   });
   control.delete('/agents/:id', (req, res) => {
     const agent = known(req, res);

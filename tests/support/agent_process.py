@@ -45,7 +45,10 @@ def agent_process(**options: Any) -> Iterator[str]:
 
 
 def _value(v: str) -> Any:
-    return {"true": True, "false": False}.get(v, v)
+    """An option's value from its text: a bool (`True`, `false`), a whole number (a port), else the text."""
+    if v.lower() in ("true", "false"):
+        return v.lower() == "true"
+    return int(v) if v.isdigit() else v
 
 
 def main(argv: list[str]) -> None:

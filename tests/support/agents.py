@@ -23,6 +23,11 @@ One scripted executor; the first word of the user's text picks the scenario:
                       `leak hold <gate>` does so once released (and while held, in its status), `leak error` refuses
                       with the key in the error
 
+`agent.cancel_answer` picks how CancelTask answers: "" cancels (the SDK's own way), "working" answers the task as
+it is, still working (a cancel only requested: the task goes on and settles later, as fasta2a's do), "refuse"
+refuses it as not cancelable while the task runs. `agent.forget()` drops every task, as an agent restarted with
+an in-memory store has (GetTask then answers task-not-found).
+
 Agent options (per server): api key required, bearer-only card, streaming, push, extended card,
 message-only, a 0.3 compat server. `change_card(...)` publishes a different card while the agent runs.
 Every request is recorded (headers lower-case, message parts and metadata).
@@ -57,11 +62,15 @@ from a2a.types import (
     AgentInterface,
     AgentSkill,
     APIKeySecurityScheme,
+    CancelTaskRequest,
+    GetTaskRequest,
     HTTPAuthSecurityScheme,
     SecurityRequirement,
     SecurityScheme,
     StringList,
     Task,
+    TaskNotCancelableError,
+    TaskNotFoundError,
     TaskState,
 )
 from a2a.utils.errors import InvalidParamsError
@@ -102,6 +111,8 @@ class AgentOptions:
     one_task_per_context: bool = False  # refuse a new task in a context whose `hold` task still runs ("busy")
     chunked: bool = False  # answer without Content-Length (chunked), so a reader learns the size only by reading
     gzip_calls: bool = False  # gzip every JSON-RPC answer, whatever the request's Accept-Encoding says
+    cancel_answer: str = ""  # how CancelTask answers at first ("", "working", "refuse": `TestAgent.cancel_answer`)
+    port: int = 0  # serve on this port (0: any free one); an agent started again on its old port is a restart
     skills: list[AgentSkill] = field(
         default_factory=lambda: [
             AgentSkill(
@@ -128,6 +139,25 @@ class FinishingTaskStore(InMemoryTaskStore):
         if task.status.state == TaskState.TASK_STATE_COMPLETED and task.id in self.agent.finishing:
             self.agent.finishing.discard(task.id)
             self.agent.finished.append(task.id)
+
+
+class CancelAnsweringHandler(DefaultRequestHandler):
+    """The SDK's handler, with CancelTask answered as `agent.cancel_answer` says."""
+
+    def __init__(self, agent: TestAgent, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.agent = agent
+
+    async def on_cancel_task(self, params: CancelTaskRequest, context: ServerCallContext) -> Task | None:
+        answer = self.agent.cancel_answer
+        if answer == "refuse":
+            raise TaskNotCancelableError(message="this agent cannot cancel the task now")
+        if answer == "working":
+            task = await self.on_get_task(GetTaskRequest(id=params.id), context)
+            if task is None:
+                raise TaskNotFoundError
+            return task
+        return await super().on_cancel_task(params, context)
 
 
 class ScriptedExecutor(AgentExecutor):
@@ -416,13 +446,15 @@ class TestAgent:
         self.hold_calls = False
         self.hold_methods: set[str] = set()  # calls of these JSON-RPC methods wait for `release("calls")` too
         self.call_ports: list[int] = []  # the client's port of every call: a new port is a new connection
+        self.cancel_answer = self.options.cancel_answer
+        self.store: FinishingTaskStore | None = None
         self._gates: dict[str, asyncio.Event] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         # proto given explicitly: asyncio sets TCP_NODELAY only on IPPROTO_TCP sockets; without it every
         # keep-alive response waits ~40 ms for a delayed ACK (Nagle)
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
+        sock.bind(("127.0.0.1", self.options.port))
         self._sock = sock
         self.port = sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/"
@@ -505,6 +537,14 @@ class TestAgent:
             ev = self._gates[name] = asyncio.Event()
         return ev
 
+    def forget(self) -> None:
+        """Drop every task the agent holds, as a restart with an in-memory store does (work still running goes on,
+        unseen: its gates stay shut unless released)."""
+        assert self.store is not None
+        impl = self.store._impl
+        with impl.lock:  # the store's own lock: safe from the test's thread
+            impl.tasks.clear()
+
     def release(self, name: str) -> None:
         """Let every `hold <name>` task complete (thread-safe; callable from any loop or thread)."""
         assert self._loop is not None
@@ -522,9 +562,11 @@ class TestAgent:
             )
         push_store = InMemoryPushNotificationConfigStore()
         push_http = httpx.AsyncClient()  # closed when the server stops, so no socket outlives the agent
-        handler = DefaultRequestHandler(
+        self.store = FinishingTaskStore(self)
+        handler = CancelAnsweringHandler(
+            self,
             agent_executor=ScriptedExecutor(self),
-            task_store=FinishingTaskStore(self),
+            task_store=self.store,
             agent_card=self.card,
             push_config_store=push_store if o.push else None,
             push_sender=BasePushNotificationSender(push_http, push_store) if o.push else None,

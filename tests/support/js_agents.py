@@ -23,7 +23,7 @@ from tests.support.agents import AgentOptions, Received, TestAgent
 JS_DIR = Path(__file__).resolve().parents[1] / "js"
 START_TIMEOUT = 20.0
 # the JS agent speaks the Python agent's options; these it does not offer (tests needing them stay Python-only)
-_UNSUPPORTED = ("drop_streams", "legacy", "one_task_per_context")
+_UNSUPPORTED = ("drop_streams", "legacy", "one_task_per_context", "port")
 
 
 class JsAgentHost:
@@ -91,6 +91,7 @@ class JsAgentHost:
             "binding": "HTTP+JSON" if rest else "JSONRPC",
             "interfaceUrl": opts.interface_url,
             "decoyInterface": opts.decoy_interface,
+            "cancelAnswer": opts.cancel_answer,
         }
         made = self.control.post("/agents", json=body).raise_for_status().json()
         return JsAgent(self, made["id"], made["url"], opts)
@@ -123,6 +124,7 @@ class JsAgent:
 
     def __init__(self, host: JsAgentHost, agent_id: str, url: str, options: AgentOptions) -> None:
         self.host, self.id, self.url, self.options = host, agent_id, url, options
+        self._cancel_answer = options.cancel_answer
 
     def __repr__(self) -> str:
         return f"JsAgent({self.url})"
@@ -152,6 +154,20 @@ class JsAgent:
     def release(self, name: str) -> None:
         """Let every `hold <name>` task complete."""
         self.host.control.post(f"/agents/{self.id}/release/{name}").raise_for_status()
+
+    @property
+    def cancel_answer(self) -> str:
+        return self._cancel_answer
+
+    @cancel_answer.setter
+    def cancel_answer(self, answer: str) -> None:
+        """How CancelTask answers from now on (as `TestAgent.cancel_answer`)."""
+        self.host.control.post(f"/agents/{self.id}/cancel-answer", json={"answer": answer}).raise_for_status()
+        self._cancel_answer = answer
+
+    def forget(self) -> None:
+        """Drop every task, as a restart with an in-memory store does."""
+        self.host.control.post(f"/agents/{self.id}/restart").raise_for_status()
 
     def stop(self) -> None:
         """Release its gates, end its running work and drop it (its URL answers 404 from then on)."""

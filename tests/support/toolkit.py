@@ -46,9 +46,11 @@ class RecordingWatches(PendingFileWatches):
     async def arm(self, workspace: Workspace, record: WatchRecord) -> None:
         self.calls.append(("arm", record.task_id))
 
-    async def stop_watching(self, workspace: Workspace, target: str, agent: str, task_id: str) -> WatchRecord | None:
+    async def stop_watching(
+        self, workspace: Workspace, target: str, agent: str, task_id: str, reason: str = "stopped"
+    ) -> WatchRecord | None:
         self.calls.append(("stop", task_id))
-        return await super().stop_watching(workspace, target, agent, task_id)
+        return await super().stop_watching(workspace, target, agent, task_id, reason)
 
     async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
         self.calls.append(("rearm", record.task_id))

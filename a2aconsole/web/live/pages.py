@@ -367,6 +367,7 @@ class TaskLive(LivePage):
 
     def _ctx(self, tab: Tab, events: list[TaskEvent], states: list[str], context_id: str) -> dict[str, Any]:
         p = tab.params
+        finished = bool(states) and states[-1] in history.TERMINAL
         return {
             "events": events,
             "open_ids": history.open_question_ids(events),
@@ -375,7 +376,8 @@ class TaskLive(LivePage):
             "task_id": p["task"],
             "context_id": context_id,
             "state": states[-1] if states else "unknown",
-            "finished": bool(states) and states[-1] in history.TERMINAL,
+            "finished": finished,
+            "resendable": history.resendable(p["agent"], p["task"], finished),
             "progress": task_index.task_progress(p["agent"], p["task"], states[-1] if states else "unknown"),
             "full_dates": True,
             "answer_target": TASK_ANSWER,

@@ -37,4 +37,5 @@ def short_id(value: str, label: str = "id", href: str = "") -> dict[str, Any]:
 @register.simple_tag
 def event_words(ev: Any) -> str:
     """What the console did, in the owner's words (`web.event_words`)."""
-    return event_words_module.describe(ev.kind, ev.data if isinstance(ev.data, dict) else {}, ev.target)
+    data = ev.data if isinstance(ev.data, dict) else {}
+    return event_words_module.describe(ev.kind, data, ev.target, ev.state or "")

@@ -188,8 +188,8 @@ def _edited(value: str | None, target: str) -> OutgoingMessage | None:
         return None
 
 
-async def _sent(request: HttpRequest, t: ChatTarget, row: OutgoingMessage) -> HttpResponse:
-    """What the page that sent `row` shows now (see `send`)."""
+async def _sent(request: HttpRequest, t: ChatTarget, row: OutgoingMessage, label: str = "Your answer") -> HttpResponse:
+    """What the page that sent `row` shows now (see `send`); `label`: an answer panel's heading."""
     if not request.headers.get("HX-Request"):
         query = f"?{urlencode({'context': row.context_id})}" if row.context_id else ""
         return redirect(reverse("conversation", args=[t.id]) + query)
@@ -198,7 +198,7 @@ async def _sent(request: HttpRequest, t: ChatTarget, row: OutgoingMessage) -> Ht
         ctx = {
             "target": t,
             "outgoing": sends.shown(row),
-            "answer_label": "Your answer",
+            "answer_label": label,
             "answer_vals": answer_vals({"agent": row.agent, "taskId": row.task_id}),  # the panel follows the task
         }
         return await sync_to_async(render)(request, ANSWER_PANELS[panel], ctx)
@@ -277,7 +277,7 @@ async def resend(request: HttpRequest, target: str) -> HttpResponse:
     parts = sends.Parts.of_event(first, same_context=request.POST.get("same_context") == "1")
     row = await sync_to_async(sends.create)(t.id, parts)
     await sends.start(row)
-    return await _sent(request, t, row)
+    return await _sent(request, t, row, label="Re-send")
 
 
 DOWNLOAD_POLICY = "sandbox; default-src 'none'"

@@ -40,6 +40,7 @@ def context(
     target = _target_of(request, events)
     states = [ev.state for ev in events if ev.state]
     state = states[-1] if states else "unknown"
+    finished = bool(states) and states[-1] in history.TERMINAL
     last = events[-1] if events else None
     raw = raw_task or (outcome if outcome is not None else (_event_json(last) if last else None))
     if raw and not raw_task:  # an agent's task may be megabytes: the page shows a preview (a raw task is one)
@@ -53,7 +54,8 @@ def context(
         "events": events,
         "open_ids": history.open_question_ids(events),
         "state": state,
-        "finished": bool(states) and states[-1] in history.TERMINAL,
+        "finished": finished,
+        "resendable": history.resendable(agent, task_id, finished),
         "progress": task_index.task_progress(agent, task_id, state),
         "full_dates": True,
         "answer_target": "#task-answer",  # an answer (in the panel or the timeline) comes back as the panel

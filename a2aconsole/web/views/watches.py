@@ -18,6 +18,7 @@ from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from a2aconsole.core.cancel import CANCEL_REQUESTED
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.status import age
 from a2aconsole.core.workspace import Workspace
@@ -99,8 +100,10 @@ def _row(
         "error": live.get("lastError") or "",
         "age": age(r.started_at, now),
         "started_at": r.started_at,
-        "state": "delivering" if r.undelivered is not None else state,
+        # a kept record is over: it shows how it ended (lost, completed, ...) until its notice or result is out
+        "state": (r.state if r.state in history.TERMINAL else "delivering") if r.undelivered is not None else state,
         "undelivered": r.undelivered is not None,
+        "cancel_requested": bool(r.extra.get(CANCEL_REQUESTED)) and r.undelivered is None,
         "message": r.message,
         "dom_id": history.dom_id(r.agent, r.task_id),
         "progress": task_index.progress_view(lines.get((r.agent, r.task_id)), state),
