@@ -8,47 +8,14 @@ an unspecified one). Each part's text or bytes are read from the SDK's object on
 
 from __future__ import annotations
 
-import random
-from dataclasses import MISSING, dataclass, field, fields
+import uuid
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 from .attachments import Attachment
 
-_V = TypeVar("_V")
 
-
-def _quick_init(cls: type[_V]) -> type[_V]:
-    """A frozen, slotted dataclass given an `__init__` that sets each slot through the slot's own descriptor,
-    where the one `dataclass` writes goes through `object.__setattr__` (a frozen class refuses plain setting):
-    the same signature, defaults and factories, at half the cost. A send builds a dozen of these (its reply's and
-    its GetTask's task, with their status, messages, artifacts and parts), about a tenth of the tool's own time in
-    a send (tests/bench/send_overhead.py). Made as `dataclass` makes its own, from source; the class stays frozen."""
-    params: list[str] = []
-    body: list[str] = []
-    names: dict[str, Any] = {"MISSING": MISSING}
-    for f in fields(cls):  # type: ignore[arg-type]
-        if not f.init or f.kw_only:  # not made here: dataclass's own __init__ would be needed
-            raise TypeError(f"{cls.__name__}.{f.name}: a field left out of __init__ or keyword-only")
-        names[f"set_{f.name}"] = cls.__dict__[f.name].__set__
-        if f.default is not MISSING:
-            names[f"default_{f.name}"] = f.default
-            params.append(f"{f.name}=default_{f.name}")
-        elif f.default_factory is not MISSING:
-            names[f"factory_{f.name}"] = f.default_factory
-            params.append(f"{f.name}=MISSING")
-            body.append(f"    if {f.name} is MISSING:\n        {f.name} = factory_{f.name}()")
-        else:
-            params.append(f.name)
-        body.append(f"    set_{f.name}(self, {f.name})")
-    exec(f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body), names)
-    init = names["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    cls.__init__ = init  # type: ignore[misc]
-    return cls
-
-
-@_quick_init
 @dataclass(frozen=True, slots=True)
 class PartValue:
     """One part: `kind` is "text", "raw" (file bytes), "url", "data" (a JSON value) or "" (none of these)."""
@@ -62,7 +29,6 @@ class PartValue:
     media_type: str = ""
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True)
 class MessageValue:
     """A message: an agent's status message, or a message-only reply to a send."""
@@ -76,7 +42,6 @@ class MessageValue:
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True)
 class StatusValue:
     """A task's status: its state, message and timestamp (`stamp`: seconds and nanoseconds since the epoch,
@@ -115,7 +80,6 @@ class StatusValue:
         return f"{whole}.{nanos:09d}Z"
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True)
 class ArtifactValue:
     artifact_id: str
@@ -124,7 +88,6 @@ class ArtifactValue:
     parts: tuple[PartValue, ...] = ()
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True)
 class TaskSnapshot:
     """A task as last seen: ids, status, artifacts, and (read from a send's reply) the ids of its history's messages."""
@@ -140,7 +103,6 @@ class TaskSnapshot:
         return self.status.state
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True)
 class StatusUpdate:
     """A stream's status update event."""
@@ -150,7 +112,6 @@ class StatusUpdate:
     status: StatusValue
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True)
 class ArtifactUpdate:
     """A stream's artifact update event: a new artifact, a replacement, or parts to append (`append`)."""
@@ -166,13 +127,11 @@ TaskEvent = TaskSnapshot | StatusUpdate | ArtifactUpdate  # what a subscription 
 
 
 def new_id() -> str:
-    """A fresh random id, 32 hex digits (128 bits): a message's or a watch's. An id, not a secret (push tokens
-    come from `secrets`): the random module's generator, seeded from the OS and again in a forked child, needs
-    no system call, where `uuid.uuid4()` reads the OS's randomness and builds a UUID object on every send."""
-    return f"{random.getrandbits(128):032x}"
+    """A fresh random id, 32 hex digits: a message's or a watch's. An id, not a secret (push tokens come
+    from `secrets`)."""
+    return uuid.uuid4().hex
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True)
 class OutgoingMessage:
     """The user message a send carries: a text, the attached files, the ids it continues, its metadata."""
@@ -185,7 +144,6 @@ class OutgoingMessage:
     message_id: str = field(default_factory=new_id)
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True)
 class SkillSummary:
     id: str
@@ -194,7 +152,6 @@ class SkillSummary:
     examples: tuple[str, ...] = ()
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True)
 class CardSummary:
     """What the core reads of an agent card. `sdk_card` is the SDK's parsed card, for `client.py` only (it
