@@ -13,9 +13,8 @@ import contextlib
 import contextvars
 import json
 import re
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -61,6 +60,7 @@ from .agents import AgentEntry, mask_url, origin
 from .answer_budget import AnswerEncoded, AnswerTooLarge, bound_answers, megabytes
 from .attachments import Attachment
 from .call_limits import CALLS_TOTAL, STREAMS_TOTAL
+from .clock import Clock, SystemClock
 from .config import ClientSettings
 from .errors import A2AConsoleError
 from .log_masking import mask_urls
@@ -418,6 +418,7 @@ class Remote:
     http: httpx.AsyncClient
     call_timeout: float = 60.0
     card_timeout: float = 10.0
+    clock: Clock = field(default_factory=SystemClock)
 
     async def fetch_card(self, entry: AgentEntry) -> CardSummary:
         """The public card, within the card timeout and MAX_CARD_BYTES. Raises RemoteError.
@@ -432,7 +433,7 @@ class Remote:
         """The card; a failure says which URL was tried (masked), since the owner gave the agent's URL and the
         card's is made from it."""
         try:
-            async with asyncio.timeout(self.card_timeout):  # not wait_for: see _RemoteCall
+            async with self.clock.timeout(self.card_timeout):
                 return await self._read_card(entry)
         except httpx.RequestError as e:
             if isinstance(e, httpx.TimeoutException):
@@ -488,64 +489,14 @@ class Remote:
         return Connection(self, entry, card)
 
 
-class _RemoteCall:
-    """One remote call of a Connection (`with conn._call(action, within):` around its awaits): within the call
-    timeout, timed (`metrics`), and its failure a RemoteError. `within`: the caller's own bound (seconds), when
-    shorter: one timer for both (a send's wait around its first GetTask took a timer of its own), and TimeoutError
-    when it runs out (the caller stopped waiting: not the agent's failure, neither timed nor counted, as a
-    cancelled call).
-
-    The bound is `asyncio.timeout`'s, not wait_for's (on Python 3.11 wait_for returns the result of a call that
-    finishes just as the caller is cancelled, and the cancellation is lost): a timer of the loop cancels the task
-    at the deadline, and the exit turns that cancel into the timeout unless the task was also cancelled from
-    elsewhere meanwhile (counted by `Task.cancelling`, as `asyncio.Timeout` counts), which stays a cancel. It is
-    written out here, in a plain context manager, rather than `async with asyncio.timeout()` in a coroutine
-    wrapping the call: their coroutines were a tenth of the tool's own time in a send, which makes two calls
-    (tests/bench/send_overhead.py); tests/core/test_call_bound.py holds it to asyncio.timeout's endings."""
-
-    __slots__ = ("_agent", "_action", "_cut", "seconds", "_started", "_task", "_cancelling", "_handle", "_fired")
-
-    def __init__(self, agent: str, action: str, limit: float, within: float | None) -> None:
-        self._agent, self._action = agent, action
-        self._cut = within is not None and within < limit
-        self.seconds = within if within is not None and self._cut else limit
-        self._fired = False
-        self._handle: asyncio.Handle | None = None
-
-    def __enter__(self) -> _RemoteCall:
-        task = asyncio.current_task()
-        if task is None:
-            raise RuntimeError("a remote call is made inside a task")
-        self._task, self._cancelling = task, task.cancelling()
-        loop = asyncio.get_running_loop()
-        if self.seconds > 0:
-            self._handle = loop.call_at(loop.time() + self.seconds, self._fire)
-        else:  # due now: on the loop's next turn, in order, as asyncio.Timeout does
-            self._handle = loop.call_soon(self._fire)
-        self._started = time.perf_counter()
-        return self
-
-    def _fire(self) -> None:
-        self._handle = None
-        self._fired = True
-        self._task.cancel()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
-        if self._fired and self._task.uncancel() <= self._cancelling and exc_type is asyncio.CancelledError:
-            exc_type, exc = TimeoutError, TimeoutError()  # the deadline's own cancel
-        if exc_type is None:
-            metrics.call_ended(self._agent, self._action, time.perf_counter() - self._started)
-            return
-        if not isinstance(exc, Exception):  # cancelled, or the process ends: neither timed nor counted
-            return
-        if self._cut and self._fired:
-            raise TimeoutError(f"the caller's {self.seconds:g} s ran out") from None
-        error = translate(exc, self._agent, self._action)
-        metrics.call_ended(self._agent, self._action, time.perf_counter() - self._started, error.kind)
-        raise error from None
+@contextlib.contextmanager
+def remote_errors(agent: str, action: str) -> Iterator[None]:
+    """Any failure of the block raised as a RemoteError naming the agent and the action (`translate`); a cancel
+    stays a cancel."""
+    try:
+        yield
+    except Exception as e:
+        raise translate(e, agent, action) from None
 
 
 class Connection:
@@ -598,9 +549,16 @@ class Connection:
             )
         return self._default_ctx
 
-    def _call(self, action: str, within: float | None = None) -> _RemoteCall:
-        """`with self._call(action):` around a remote call: bounded, timed, a failure a RemoteError (`_RemoteCall`)."""
-        return _RemoteCall(self.entry.name, action, self.remote.call_timeout, within)
+    @contextlib.asynccontextmanager
+    async def _call(self, action: str) -> AsyncIterator[None]:
+        """`async with self._call(action):` around a remote call: within the call timeout (on the remote's clock),
+        timed and counted (`metrics`), a failure a RemoteError. A caller's own shorter bound is its own
+        `clock.timeout` around the call: running out, it cancels the call, which is then neither the agent's
+        failure nor timed."""
+        name = self.entry.name
+        with metrics.remote_call(name, action), remote_errors(name, action):
+            async with self.remote.clock.timeout(self.remote.call_timeout):
+                yield
 
     async def send(self, message: OutgoingMessage) -> TaskSnapshot | MessageValue:
         """SendMessage with returnImmediately; the task (or a message-only reply). The reply is asked without the
@@ -609,7 +567,7 @@ class Connection:
         last FOLLOW_UP_HISTORY messages: a stale reply is told by its question coming before the message sent
         (`following.stale_status`), its last two."""
         req = send_request(message, FOLLOW_UP_HISTORY if message.task_id else 0)
-        with self._call("send"):
+        async with self._call("send"):
             last: StreamResponse | None = None
             async for ev in self._client(False).send_message(req, context=self._ctx()):
                 last = ev
@@ -622,52 +580,49 @@ class Connection:
                 return message_value(last.message)
             raise RemoteError("protocol", f'agent "{self.entry.name}" answered send with {kind}')
 
-    async def _get_task(self, task_id: str, history_length: int | None, within: float | None = None) -> Task:
+    async def _get_task(self, task_id: str, history_length: int | None) -> Task:
         req = GetTaskRequest(id=task_id)
         if history_length is not None:
             req.history_length = history_length
-        with self._call("status", within):
+        async with self._call("status"):
             return await self._client(False).get_task(req, context=self._ctx())
 
-    async def get_task(self, task_id: str, *, within: float | None = None) -> TaskSnapshot:
+    async def get_task(self, task_id: str) -> TaskSnapshot:
         """GetTask: the task as the core reads it, asked without its history (`historyLength` 0): the core reads
         a GetTask's status and artifacts only, while the history grows with the conversation (a file the user
-        sent is in it) and could outgrow the answer budget, ending a watch over a small result. `within`: the
-        caller's own bound in real seconds, TimeoutError when it runs out first (`_RemoteCall`)."""
-        return task_snapshot(await self._get_task(task_id, 0, within), history=False)
+        sent is in it) and could outgrow the answer budget, ending a watch over a small result."""
+        return task_snapshot(await self._get_task(task_id, 0), history=False)
 
     async def get_task_json(self, task_id: str) -> dict[str, Any]:
         """GetTask, the task as the agent's JSON says it (what the console's task page shows raw)."""
         return MessageToDict(await self._get_task(task_id, None))
 
     async def cancel(self, task_id: str) -> TaskSnapshot:
-        with self._call("cancel"):
+        async with self._call("cancel"):
             task = await self._client(False).cancel_task(CancelTaskRequest(id=task_id), context=self._ctx())
         return task_snapshot(task)
 
     async def subscribe(self, task_id: str) -> AsyncIterator[TaskEvent]:
         """SubscribeToTask: the first event is the task snapshot. Gaps over the call timeout fail. Events the
         core does not read (a message) are skipped."""
-        try:
+        with remote_errors(self.entry.name, "subscribe"):
             async for ev in self._client(True).subscribe(SubscribeToTaskRequest(id=task_id), context=self._ctx()):
                 value = event_value(ev)
                 if value is not None:
                     yield value
-        except Exception as e:
-            raise translate(e, self.entry.name, "subscribe") from None
 
     async def create_push(self, task_id: str, url: str, token: str, config_id: str) -> None:
         cfg = TaskPushNotificationConfig(task_id=task_id, id=config_id, url=url, token=token)
-        with self._call("push setup"):
+        async with self._call("push setup"):
             await self._client(False).create_task_push_notification_config(cfg, context=self._ctx())
 
     async def delete_push(self, task_id: str, config_id: str) -> None:
         req = DeleteTaskPushNotificationConfigRequest(task_id=task_id, id=config_id)
-        with self._call("push removal"):
+        async with self._call("push removal"):
             await self._client(False).delete_task_push_notification_config(req, context=self._ctx())
 
     async def extended_card(self) -> CardSummary:
         """The extended card when the card offers one (else the public card, with no request)."""
-        with self._call("extended card"):
+        async with self._call("extended card"):
             card = await self._client(False).get_extended_agent_card(GetExtendedAgentCardRequest(), context=self._ctx())
         return card_summary(card)

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 from .agents import origin
 from .call_limits import CallLimits
 from .client import Connection, RemoteError
-from .clock import Clock, SystemClock, deadline
+from .clock import Clock
 from .config import ClientSettings
 from .connections import ConnectionPool
 from .errors import A2AConsoleError
@@ -614,9 +614,7 @@ async def first_check(
     if seconds <= 0:
         return None, None
     try:
-        if isinstance(clock, SystemClock):  # the call's own timer bounds the wait too
-            return await conn.get_task(task_id, within=seconds), None
-        async with deadline(clock, seconds):
+        async with clock.timeout(seconds):
             return await conn.get_task(task_id), None
     except TimeoutError:
         return None, None

@@ -166,7 +166,7 @@ class A2ATool:
         if entry.key and card.extended_card:
             try:
                 conn = await self.remote.connect(entry, card)
-                async with asyncio.timeout(self.remote.card_timeout):  # not wait_for: see client._RemoteCall
+                async with self.remote.clock.timeout(self.remote.card_timeout):
                     card = await conn.extended_card()
                 info["extendedCard"] = True
             except RemoteError as e:

@@ -239,7 +239,7 @@ class _Runtime:
     """What `_flush_kept` uses of the runtime: its clock and `request_flush`."""
 
     def __init__(self) -> None:
-        from a2aconsole.core.clock import FakeClock
+        from tests.support.clock import FakeClock
 
         self.clock = FakeClock()
         self.flushed: list[str] = []

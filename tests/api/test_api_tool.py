@@ -222,7 +222,7 @@ async def test_tool_schema_and_openapi_are_public() -> None:
 async def test_cancel_says_what_happened(host: Host, echo: TestAgent, workspace: Workspace, remote) -> None:
     """The API answers a cancel as the tool does: requested (the watch goes on, marked), refused, canceled."""
     from a2aconsole.core.cancel import CANCEL_REQUESTED
-    from a2aconsole.core.clock import FakeClock
+    from tests.support.clock import FakeClock
     from tests.support.watching import add_record, start_task
 
     task = await start_task(remote, workspace, "echo", "hold api-cancel")

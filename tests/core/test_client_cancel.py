@@ -28,7 +28,7 @@ async def test_a_cancel_the_caller_accepted_is_never_lost(http: httpx.AsyncClien
     answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
     async def call() -> str:
-        with conn._call("status"):
+        async with conn._call("status"):
             return await answer
 
     caller = asyncio.ensure_future(call())

@@ -9,6 +9,7 @@ from prometheus_client import generate_latest
 
 from a2aconsole.core.agents import AgentEntry
 from a2aconsole.core.client import Remote, RemoteError, new_http_client
+from a2aconsole.core.clock import SystemClock
 from a2aconsole.core.lease import WorkerLeases
 from a2aconsole.core.metrics import REGISTRY
 from a2aconsole.core.workspace import Workspace
@@ -59,10 +60,9 @@ async def test_the_lease_gauge_follows_acquire_and_release(workspace: Workspace)
 
 
 async def test_a_call_its_caller_stops_waiting_for_is_cut_and_not_counted_as_the_agent_s_failure(make_agent) -> None:
-    """A send's first GetTask on the real clock is bounded by the send's wait through the call's own timer
-    (`within`, one timer for both bounds): when the wait runs out first the call ends with TimeoutError, neither
-    timed nor counted (the agent did not fail); when the call timeout comes first it is the agent's timeout, as
-    any call's."""
+    """A send's first GetTask is bounded by the send's wait (`clock.timeout` around the call): when the wait runs
+    out first the call ends with TimeoutError, neither timed nor counted (the agent did not fail); when the call
+    timeout comes first it is the agent's timeout, as any call's."""
     agent = make_agent(streaming=False, push=False)
     agent.hold_methods = {"GetTask"}  # every GetTask waits for the test
     entry = AgentEntry(name="slowbot", url=agent.url)
@@ -73,11 +73,13 @@ async def test_a_call_its_caller_stops_waiting_for_is_cut_and_not_counted_as_the
         conn = await Remote(http, call_timeout=1.0, card_timeout=5).connect(entry)
         start = loop.time()
         with pytest.raises(TimeoutError):
-            await conn.get_task("t1", within=0.2)
+            async with SystemClock().timeout(0.2):
+                await conn.get_task("t1")
         assert 0.2 <= loop.time() - start < 1.0
         assert sample("a2aconsole_remote_call_seconds_count", agent="slowbot", method="status") == timed
         with pytest.raises(RemoteError) as caught:
-            await conn.get_task("t1", within=30)  # the call's 1 s comes first
+            async with SystemClock().timeout(30):  # the call's 1 s comes first
+                await conn.get_task("t1")
         assert caught.value.kind == "timeout"
     finally:
         agent.release("calls")

@@ -9,13 +9,13 @@ from collections import Counter
 
 from a2aconsole.core.call_limits import CallLimits, Slots
 from a2aconsole.core.client import Remote
-from a2aconsole.core.clock import FakeClock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.delivery import StaticDelivery
 from a2aconsole.core.events import MemorySink
 from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import TestAgent
+from tests.support.clock import FakeClock
 from tests.support.watching import add_record, eventually, start_task
 
 PER_AGENT, TOTAL = 4, 6

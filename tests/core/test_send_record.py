@@ -209,7 +209,7 @@ async def test_a_quick_task_ends_with_the_first_get_task_in_the_send_s_own_task(
 async def test_a_wait_that_runs_out_during_the_first_get_task_hands_the_follower_over(
     http, workspace: Workspace, make_agent, monkeypatch
 ) -> None:
-    """The first GetTask is bounded by the wait on the injected clock (`clock.deadline`): when the wait runs out
+    """The first GetTask is bounded by the wait on the injected clock (`clock.timeout`): when the wait runs out
     with it still unanswered, the call is cut short, the follower goes on in its own task as the watch of this
     process's registry (one follower, no second card fetch), and the result reaches the chat."""
     agent = make_agent(streaming=False, push=False)

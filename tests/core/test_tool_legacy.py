@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 import pytest
 
-from a2aconsole.core.clock import FakeClock
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import PDF_BYTES, TestAgent
+from tests.support.clock import FakeClock
 from tests.support.toolkit import TARGET, entry, make_tool, write_agents
 
 

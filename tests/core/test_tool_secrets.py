@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from a2aconsole.core.clock import FakeClock
 from a2aconsole.core.events import MemorySink
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.scrubber import MASK
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import TestAgent
+from tests.support.clock import FakeClock
 from tests.support.toolkit import TARGET, entry, make_tool, write_agents
 
 KEY = "k3y-of-the-echo-agent-0123456789"

@@ -14,13 +14,13 @@ import pytest
 
 from a2aconsole.core.attachments import Attachment
 from a2aconsole.core.client import Remote, new_http_client, outgoing_message, send_request
-from a2aconsole.core.clock import FakeClock
 from a2aconsole.core.events import STATE, MemorySink
 from a2aconsole.core.following import stale_status
 from a2aconsole.core.results import WORKING_NOTE
 from a2aconsole.core.snapshots import TaskSnapshot
 from a2aconsole.core.workspace import Workspace
 from tests.support.agents import PDF_BYTES, TestAgent
+from tests.support.clock import FakeClock
 from tests.support.js_agents import SdkAgent
 from tests.support.memory import reset_peak, status_kb
 from tests.support.toolkit import TARGET, RecordingWatches, entry, make_tool, write_agents

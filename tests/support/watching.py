@@ -16,12 +16,13 @@ from typing import Any
 import uvicorn
 
 from a2aconsole.core.client import Remote, outgoing_message
-from a2aconsole.core.clock import Clock, FakeClock
+from a2aconsole.core.clock import Clock
 from a2aconsole.core.delivery import StaticDelivery
 from a2aconsole.core.events import Event, EventSink, MemorySink
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.snapshots import TaskSnapshot
 from a2aconsole.core.workspace import Workspace
+from tests.support.clock import FakeClock
 
 POLL_SECONDS = 0.02  # between checks of state another thread or process owns (nothing pokes a Signal there)
 SHOWN_CHARS = 500  # of what was last seen, in a timeout's message

@@ -11,13 +11,13 @@ import httpx
 import pytest
 
 from a2aconsole.core.client import Remote
-from a2aconsole.core.clock import FakeClock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.web.backends.webhook import WebhookBackend, new_secret
 from a2aconsole.web.models import ChatTarget
 from tests.support.chats import BackendDelivery, kept
+from tests.support.clock import FakeClock
 from tests.support.hosts import LoopbackHost
 from tests.support.watching import SignalClock, WaitableSink
 

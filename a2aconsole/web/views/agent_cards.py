@@ -71,7 +71,7 @@ async def fetch(entry: AgentEntry) -> Fetched:
     if entry.key and card.extended_card:
         try:
             conn = await remote.connect(entry, card)
-            async with asyncio.timeout(remote.card_timeout):  # not wait_for: see core.client._RemoteCall
+            async with remote.clock.timeout(remote.card_timeout):
                 card = await conn.extended_card()
             extended = True
         except Exception as e:  # the public card is still worth showing

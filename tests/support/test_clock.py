@@ -1,5 +1,5 @@
-"""`clock.deadline`: `asyncio.timeout` on the injected clock, so a send's wait is bounded by fake time in tests
-(on the real clock it is `asyncio.timeout` itself, which every real send goes through)."""
+"""The fake clock's `timeout`: `asyncio.timeout`'s endings on fake time, so a send's wait is bounded by fake time in
+tests (on the real clock `Clock.timeout` is `asyncio.timeout` itself, which every real send goes through)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import asyncio
 
 import pytest
 
-from a2aconsole.core.clock import FakeClock, deadline
+from tests.support.clock import FakeClock
 
 
 async def _wait_under(clock: FakeClock, seconds: float, never: asyncio.Future[None]) -> None:
-    async with deadline(clock, seconds):
+    async with clock.timeout(seconds):
         await never
 
 
@@ -37,7 +37,7 @@ async def test_a_cancel_from_elsewhere_stays_a_cancel_and_a_body_in_time_ends_pl
     with pytest.raises(asyncio.CancelledError):
         await waiting
     assert clock.sleeping == 0
-    async with deadline(clock, 5):
+    async with clock.timeout(5):
         await asyncio.sleep(0)
     assert clock.sleeping == 0  # its timer is gone: advancing later cancels nothing
     await clock.advance(10)
@@ -62,7 +62,7 @@ async def test_a_deadline_that_passes_as_its_body_ends_cancels_nothing_after() -
     answered: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     async def body() -> str:
-        async with deadline(clock, 5):
+        async with clock.timeout(5):
             await answered
         for _ in range(3):
             await asyncio.sleep(0)
