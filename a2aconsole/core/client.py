@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -219,39 +218,6 @@ class RemoteError(A2AConsoleError):
         self.status = status
 
 
-# Set by `telling_when_sent`: called once a request made in this context (or a task started in it) is written.
-_on_sent: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("a2a_on_sent", default=None)
-SENT_EVENTS = frozenset({"http11.send_request_body.complete", "http2.send_request_body.complete"})
-
-
-@contextlib.contextmanager
-def telling_when_sent(callback: Callable[[], None]) -> Iterator[None]:
-    """Within (and in the tasks started within): `callback()` once each request's body is written to the agent's
-    connection, seen by httpcore's `trace` extension. A send writes its task's record then: while the question
-    is on the wire, not ahead of it."""
-    token = _on_sent.set(callback)
-    try:
-        yield
-    finally:
-        _on_sent.reset(token)
-
-
-async def _tell_sent(request: httpx.Request) -> None:
-    """Request hook: the trace that calls the context's `telling_when_sent` callback."""
-    callback = _on_sent.get()
-    if callback is None:
-        return
-    extensions = dict(request.extensions)  # httpcore reads this very dict as each step of the request begins
-
-    async def trace(name: str, info: dict[str, Any]) -> None:
-        if name in SENT_EVENTS:
-            extensions.pop("trace", None)  # told: the answer's steps are not traced (a call each, on every send)
-            callback()
-
-    extensions["trace"] = trace
-    request.extensions = extensions
-
-
 async def _guard_key(request: httpx.Request) -> None:
     """Request hook: a key header only ever goes to the origin it was meant for."""
     allowed = request.headers.pop(KEY_ORIGIN_HEADER, None)
@@ -270,7 +236,7 @@ def new_http_client(max_response_bytes: int | None = None, call_timeout: float =
         timeout=httpx.Timeout(call_timeout),
         limits=httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS),
         headers={"A2A-Version": "1.0", "Accept-Encoding": "identity"},
-        event_hooks={"request": [_guard_key, _tell_sent], "response": [bound_answers(limit)]},
+        event_hooks={"request": [_guard_key], "response": [bound_answers(limit)]},
     )
 
 

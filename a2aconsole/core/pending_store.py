@@ -16,7 +16,6 @@ import contextlib
 import json
 import os
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +26,7 @@ from .files import Signature, append_locked, read_bytes, stat_signature, version
 from .pending import WatchRecord, parse_pending
 from .pending_journal import journal_ops, line
 from .pending_keys import WatchKeys
-from .pending_tx import PendingTx, own_copy
+from .pending_tx import PendingTx
 
 if TYPE_CHECKING:
     from .workspace import Workspace
@@ -185,28 +184,6 @@ class PendingStore:
         cache.overlay = overlay
         self._caches[ws.pending_path] = cache
 
-    def add_new(self, ws: Workspace, record: WatchRecord) -> bool | None:
-        """Add a send's record as one journal line when neither file moved since this process last wrote them
-        (the usual case: no transaction). True: added (a copy); False: the chat already
-        watches its task, nothing written; None: the fast way does not apply (the files moved, the journal is
-        full, the id is taken), use a transaction. Under the workspace lock."""
-        cache = self._current(ws)
-        if cache is None:
-            return None
-        added, removed, replaced = cache.overlay
-        view = PendingTx(cache.records, cache.index)  # the records as the journal leaves them, read only
-        view._added, view._removed, view._replaced, view.cache = added, removed, replaced, cache
-        if view.find(record.watch_id) is not None:
-            return None  # `PendingTx.add` says why
-        if view.watching(record.target, record.agent, record.task_id):
-            return False
-        own = own_copy(record)
-        data = line(("add", own))
-        if len(cache.journal) + len(data) > pending_journal.JOURNAL_LIMIT:
-            return None
-        self._append(ws, cache, data, ({**added, own.watch_id: own}, removed, replaced))
-        return True
-
     def push_tokens(self, ws: Workspace, sig: Signature) -> frozenset[str] | None:
         """The push tokens of the records of `pending.json` when this process knows the file as it is (`sig`, its
         `file_sig` now): the same object while no commit changed a token. None when it does not (another
@@ -219,26 +196,6 @@ class PendingStore:
             return tokens
         known = self._tokens.get(ws.pending_path)
         return known[1] if known is not None and known[0] == sig else None
-
-    def remove_added(self, ws: Workspace, watch_id: str, keep: Callable[[WatchRecord], bool]) -> bool | None:
-        """Take out a record a journal line of this process added, when neither file moved since this process
-        last wrote them: one line appended, no transaction (a send's record, removed as its answer goes back).
-        False: `keep` kept it (it stays); True: removed; None: the fast way does not apply (the files moved, the
-        record is not a journal line's, or the journal is full), use a transaction. Under the workspace lock."""
-        cache = self._caches.get(ws.pending_path)
-        if cache is None or watch_id not in cache.overlay[0]:
-            return None
-        cache = self._current(ws)
-        if cache is None:
-            return None
-        added, removed, replaced = cache.overlay
-        if keep(added[watch_id]):
-            return False
-        data = line(("remove", watch_id))
-        if len(cache.journal) + len(data) > pending_journal.JOURNAL_LIMIT:
-            return None
-        self._append(ws, cache, data, ({k: r for k, r in added.items() if k != watch_id}, removed, replaced))
-        return True
 
     def plan(self, tx: PendingTx, *, durable: bool = True) -> Commit | None:
         """What committing `tx` writes (None: nothing). Plain Python: run it on the event loop."""

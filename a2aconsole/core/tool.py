@@ -23,7 +23,7 @@ from . import cancel
 from .agents import AgentEntry
 from .attachments import read_attachments
 from .chat import ChatTarget
-from .client import Connection, Remote, RemoteError, card_json, outgoing_message, telling_when_sent
+from .client import Connection, Remote, RemoteError, card_json, outgoing_message
 from .clock import Clock, SystemClock, wait_done
 from .config import ClientSettings
 from .connections import ConnectionPool
@@ -44,7 +44,6 @@ from .results import (
 )
 from .scrubber import Scrubbers
 from .sending import (
-    RecordWriter,
     drop_runner,
     hand_over,
     new_record,
@@ -52,6 +51,7 @@ from .sending import (
     unwatchable_answer,
     watched_in_context,
     working_answer,
+    write_sending,
 )
 from .snapshots import StatusValue, TaskSnapshot
 from .tool_args import agent_entry, send_args, task_id_of
@@ -229,39 +229,26 @@ class A2ATool:
         stale = stale_status(reply, message, sent_at)
         if done(reply, stale):  # answered at once: nothing to record
             return await self._finish(reply, entry.name, workspace, target)
-        # The task exists from here on: its record goes to pending.json before the wait (issue 11), marked as
-        # sending, so a process dying during the wait leaves a watch a worker adopts; a quick task, ended by the
-        # first GetTask in this task, needs none, nor a follower (`RecordWriter`, `first_check`). Else the follower
-        # goes on in a task of its own, which the watch of the chat takes over when the wait runs out.
-        wait = self.settings.wait_seconds
-        recording = RecordWriter(
-            workspace, lambda: self._new_record(conn, reply, target, text, stale, sent_at), self.clock, wait
-        )
-        follower: Follower | None = None
+        # The task exists from here on: its record goes to pending.json before any wait (issue 11), marked as
+        # sending, so a process dying during the wait leaves a watch a worker adopts. The follower goes on in a
+        # task of its own, which the watch of the chat takes over when the wait runs out.
+        record = self._new_record(conn, reply, target, text, stale, sent_at)
+        written, unwritable = await write_sending(workspace, record, self.clock.now(), self.settings.wait_seconds)
+        follower = self._follower(record, workspace, stale)
         runner: asyncio.Future[TaskSnapshot] | None = None
         try:
             task, failure = await first_check(conn, reply.id, self.clock, self._left(started))
-            if task is not None and done(task, stale) and recording.dropped():  # settled before a record was due
-                if task.state != told_already(stale):  # news, as its follower would tell it
-                    await self._emit(STATE, workspace, target, entry.name, task.id, task.context_id, state=task.state)
-                return await self._finish(task, entry.name, workspace, target)
-            follower = self._follower(recording.record, workspace, stale)
             if task is not None:
                 await follower.saw_first(task)
                 task = task if done(task, stale) else None
             if task is None and failure is None:
-                with telling_when_sent(recording.asked):  # a task started inside keeps the context it started in
-                    runner = asyncio.ensure_future(follower.follow(conn))
+                runner = asyncio.ensure_future(follower.follow(conn))
                 await wait_done(self.clock, runner, self._left(started))
         except BaseException:  # cancelled: the caller gave up, the chat gets the result
-            if follower is None:
-                follower = self._follower(recording.record, workspace, stale)
             if runner is None:
                 runner = asyncio.ensure_future(follower.follow(conn))
-            written, _ = await asyncio.shield(recording.written())
             await asyncio.shield(hand_over(self.watches, workspace, reply.state, written, follower, runner))
             raise
-        written, unwritable = await recording.written()
         if runner is not None and runner.done():
             try:
                 task = runner.result()
@@ -280,7 +267,6 @@ class A2ATool:
                 return await self._finish(task, entry.name, workspace, target)
             # a worker adopted the record (the wait outlived its sender mark): it delivers to the chat
             return working_answer(entry.name, task.id, task.context_id)
-        assert follower is not None  # made unless the first GetTask ended the send
         task = follower.latest or reply
         if unwritable is not None:
             drop_runner(runner)

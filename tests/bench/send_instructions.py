@@ -36,14 +36,12 @@ async def _sends(kind: str, n: int, url: str) -> None:
     from a2a.client import ClientConfig, ClientFactory
     from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageConfiguration, SendMessageRequest
 
-    from a2aconsole.core import sending
     from a2aconsole.core.chat import ChatTarget
     from a2aconsole.core.client import BINDINGS, Remote, new_http_client
     from a2aconsole.core.config import ClientSettings
     from a2aconsole.core.tool import HOPS_KEY, A2ATool
     from a2aconsole.core.workspace import Workspace
 
-    sending.ASKED_WAIT_SECONDS = 1e6  # valgrind's slowness must not make the tool write records it would not
     ws = Workspace(tempfile.mkdtemp(prefix="a2a-bench-"))
     ws.save_agents([{"name": "echo", "url": url}], None)
     if kind == "tool":

@@ -174,36 +174,29 @@ async def test_a_quick_task_ends_with_the_first_get_task_in_the_send_s_own_task(
     http, workspace: Workspace, sdk_agent: SdkAgent, monkeypatch
 ) -> None:
     """The send's first GetTask runs in the send's own task (`first_check`): a task that settled by then needs no
-    follower (nor a task of its own), and leaves no record when the send answers."""
+    run of its follower (nor a task of its own), and leaves no record when the send answers."""
     from a2aconsole.core import tool as tool_module
 
     write_agents(workspace, entry("echo", sdk_agent))
     firsts: list[str] = []
-    made: list[str] = []
     runs: list[bool] = []
-    first_check, init, follow = tool_module.first_check, Follower.__init__, Follower.follow
+    first_check, follow = tool_module.first_check, Follower.follow
 
     async def first(conn: Any, task_id: str, *args: Any) -> Any:
         firsts.append(task_id)
         return await first_check(conn, task_id, *args)
-
-    def making(self: Follower, record: Any, *args: Any, **kw: Any) -> None:
-        made.append(record.task_id)
-        init(self, record, *args, **kw)
 
     def counted(self: Follower, conn: Any = None, **kw: Any) -> Any:
         runs.append(conn is not None)
         return follow(self, conn, **kw)
 
     monkeypatch.setattr(tool_module, "first_check", first)
-    monkeypatch.setattr(Follower, "__init__", making)
     monkeypatch.setattr(Follower, "follow", counted)
     tool = make_tool(http, workspace, wait_seconds=30)
     for i in range(5):  # a fast agent may still say "submitted" at the first check: then its task goes on
         result = await tool.run("send", {"agent": "echo", "message": f"hello {i}"}, TARGET)
         assert result["state"] == "completed" and workspace.read_pending().records == []
-    assert len(firsts) == 5 and len(runs) < 5 and all(runs)
-    assert len(made) == len(runs)  # a follower only for a task that went on
+    assert len(firsts) == 5 and len(runs) < 5 and all(runs)  # a follower runs only for a task that went on
 
 
 async def test_a_wait_that_runs_out_during_the_first_get_task_hands_the_follower_over(
@@ -237,18 +230,12 @@ async def test_a_wait_that_runs_out_during_the_first_get_task_hands_the_follower
     assert sum(1 for _, path, _ in agent.requests if path == "/.well-known/agent-card.json") == 1
 
 
-@pytest.mark.parametrize("slow", [False, True], ids=["answered-at-once", "answered-past-the-bound"])
-async def test_a_task_the_first_get_task_finds_settled_needs_no_record(
-    http, workspace: Workspace, make_agent, monkeypatch, slow: bool
+async def test_the_record_is_written_before_the_first_get_task_and_gone_when_the_send_answers(
+    http, workspace: Workspace, make_agent
 ) -> None:
-    """A task the send's first GetTask finds settled needs no record: neither pending.json nor its journal is
-    written (a record written and removed around that call cost a quick send about 0.3 ms). The window a crash
-    could hit without a record is bounded: a first GetTask answered later than ASKED_WAIT_SECONDS after the reply
-    finds the record written meanwhile, and it is gone when the send answers."""
-    from a2aconsole.core import sending as sending_module
-
-    if not slow:  # the test holds the GetTask as long as it needs: past the usual bound
-        monkeypatch.setattr(sending_module, "ASKED_WAIT_SECONDS", 60.0)
+    """The record is in pending.json as soon as the reply names the task, before the first GetTask goes out (a
+    process dying from then on leaves a watch), and removed when the send answers with the result: one journal
+    line each way."""
     agent = make_agent(streaming=False, push=False)
     agent.hold_methods = {"GetTask"}  # the first GetTask waits until the task is done and the test lets it go
     write_agents(workspace, entry("bot", agent))
@@ -256,8 +243,8 @@ async def test_a_task_the_first_get_task_finds_settled_needs_no_record(
     send = asyncio.ensure_future(tool.run("send", {"agent": "bot", "message": "hold q1"}, TARGET))
     try:
         await eventually(lambda: agent.in_flight["calls"] == 1 and agent.methods[-1] == "GetTask")
-        if slow:
-            await eventually(lambda: bool(sending(workspace)), what="the record, written by the bound")
+        [record] = workspace.read_pending().records
+        assert record.state == "sending" and record.agent == "bot" and record.task_id
         agent.release("q1")
         await eventually(lambda: len(agent.finished) == 1, what="the agent to finish")
         agent.release("calls")
@@ -268,18 +255,14 @@ async def test_a_task_the_first_get_task_finds_settled_needs_no_record(
     assert result["state"] == "completed" and result["text"] == "released q1"
     assert agent.methods.count("GetTask") == 1  # the first GetTask ended the send
     assert workspace.read_pending().records == []
-    assert workspace.journal_path.exists() is slow  # the record's add and remove lines; none when never written
+    assert workspace.journal_path.read_bytes().count(b"\n") == 2  # the record's add and remove lines
 
 
-async def test_a_caller_that_gives_up_before_the_record_is_due_leaves_the_watch(
+async def test_a_caller_that_gives_up_during_the_first_get_task_leaves_the_watch(
     http, workspace: Workspace, make_agent, monkeypatch
 ) -> None:
-    """The caller gives up (cancelled) while the first GetTask is out, before a record was written: the record is
-    written then, as a plain watch that this process's registry takes over with the follower, and the result
-    reaches the chat."""
-    from a2aconsole.core import sending as sending_module
-
-    monkeypatch.setattr(sending_module, "ASKED_WAIT_SECONDS", 60.0)  # not written by the bound meanwhile
+    """The caller gives up (cancelled) while the first GetTask is out: the sending record becomes a plain watch
+    that this process's registry takes over with the follower, and the result reaches the chat."""
     agent = make_agent(streaming=False, push=False)
     agent.hold_methods = {"GetTask"}
     write_agents(workspace, entry("bot", agent))
@@ -288,7 +271,8 @@ async def test_a_caller_that_gives_up_before_the_record_is_due_leaves_the_watch(
     try:
         send = asyncio.ensure_future(tool.run("send", {"agent": "bot", "message": "hold g1"}, TARGET))
         await eventually(lambda: agent.in_flight["calls"] == 1 and agent.methods[-1] == "GetTask")
-        assert workspace.read_pending().records == []  # not due yet
+        [sending_record] = workspace.read_pending().records
+        assert sending_record.state == "sending"
         send.cancel()
         with pytest.raises(asyncio.CancelledError):
             await send
@@ -311,76 +295,24 @@ async def test_a_caller_that_gives_up_before_the_record_is_due_leaves_the_watch(
     assert [sent for _, sent in runs] == [True]  # the send's follower, started as it gave up, went on as the watch
 
 
-async def test_a_request_tells_when_it_is_on_the_wire(http, sdk_agent: SdkAgent) -> None:
-    """`telling_when_sent`: a request made in its context (or a task started in it) calls back once its body is
-    written to the agent; a request outside does not. A send whose follower asks writes its record then, not
-    ahead of the question.
-    Once told, the rest of the request (its answer's steps) is not traced."""
-    from a2aconsole.core.client import telling_when_sent
-
-    told: list[str] = []
-
-    async def ask(who: str) -> None:
-        r = await http.get(sdk_agent.url.rstrip("/") + "/.well-known/agent-card.json")
-        assert r.status_code == 200, who
-        assert "trace" not in r.request.extensions, who
-
-    with telling_when_sent(lambda: told.append("in")):
-        started = asyncio.ensure_future(ask("started inside"))
-        await ask("inside")
-    await started
-    await ask("outside")
-    assert told == ["in", "in"]
-
-
-async def test_a_send_s_record_is_written_though_its_question_never_goes_out(workspace: Workspace) -> None:
-    """The record waits for the follower's first GetTask to be on the wire only so long: a follower stuck before
-    it (a call limit, a slow connect) still gets its record before the wait, written once."""
-    from a2aconsole.core.pending import WatchRecord
-    from a2aconsole.core.sending import ASKED_WAIT_SECONDS, RecordWriter
-
-    record = WatchRecord("w1", TARGET, "echo", "t1", "c1", started_at="2026-12-03T00:00:00Z")
-    loop = asyncio.get_running_loop()
-    start = loop.time()
-    writer = RecordWriter(workspace, record, SystemClock(), 30)  # and nobody tells it the question is out
-    await eventually(lambda: workspace.read_pending().records, what="the record written by the timer")
-    assert ASKED_WAIT_SECONDS <= loop.time() - start < 5
-    written, error = await writer.written()
-    writer.asked()  # late: nothing more is written
-    assert written is record and error is None
-    (kept,) = workspace.read_pending().records
-    assert kept.watch_id == "w1" and kept.state == "sending"
-
-
 @pytest.mark.parametrize("current", [True, False], ids=["files-as-left", "files-moved"])
 async def test_a_send_s_record_waits_for_the_lock_another_holder_has(workspace: Workspace, current: bool) -> None:
-    """The record is written in the loop turn after its question went out, without a transaction when the
-    lock is free and the files are as this process left them; a lock another holder has (another process, or
-    a thread of this one) is waited for, off the loop, and the record is written once it is given back."""
+    """A lock another holder has (another process, or a thread of this one) is waited for, off the loop, and the
+    record is written once it is given back, beside what the files hold."""
     from a2aconsole.core.pending import WatchRecord
-    from a2aconsole.core.sending import RecordWriter
+    from a2aconsole.core.sending import write_sending
 
     async with workspace.pending_tx(durable=False) as tx:
         tx.add(WatchRecord("w0", "other-chat", "echo", "t0"))
     if not current:
         STORE.forget(workspace)  # as after another process's write: the files must be read again
-
-    record = WatchRecord("w1", TARGET, "echo", "t1", "c1", started_at="2026-12-03T00:00:00Z")
-    writer = RecordWriter(workspace, record, SystemClock(), 30)
-    writer.asked()
-    assert [r.watch_id for r in workspace.read_pending().records] == ["w0"]  # not ahead of the question
-    await asyncio.sleep(0)
-    await asyncio.sleep(0)
-    assert [(r.watch_id, r.state) for r in workspace.read_pending().records] == [("w0", ""), ("w1", "sending")]
-    assert await writer.written() == (record, None)
-
+    now = SystemClock().now()
     async with held_by_a_thread(workspace.lock) as release:
-        second = WatchRecord("w2", TARGET, "echo", "t2", "c1", started_at="2026-12-03T00:00:00Z")
-        writer = RecordWriter(workspace, second, SystemClock(), 30)
-        writer.asked()
+        record = WatchRecord("w1", TARGET, "echo", "t1", "c1", started_at="2026-12-03T00:00:00Z")
+        writing = asyncio.ensure_future(write_sending(workspace, record, now, 30))
         for _ in range(5):
             await asyncio.sleep(0)
-        assert [r.watch_id for r in workspace.read_pending().records] == ["w0", "w1"]  # the holder's turn
+        assert not writing.done() and [r.watch_id for r in workspace.read_pending().records] == ["w0"]
         release()
-        assert await writer.written() == (second, None)
-    assert [r.watch_id for r in workspace.read_pending().records] == ["w0", "w1", "w2"]
+        assert await writing == (record, None)
+    assert [(r.watch_id, r.state) for r in workspace.read_pending().records] == [("w0", ""), ("w1", "sending")]
