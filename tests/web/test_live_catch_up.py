@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from a2aconsole.core.events import ALL_GROUP
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.live import Changes, Tab
-from a2aconsole.web.live.pages import WatchesLive
+from a2aconsole.web.views.watches_live import WatchesLive
 from tests.support.console import connect_socket
 from tests.web.test_live_transport import add_watches, event, frames_until, store
 
