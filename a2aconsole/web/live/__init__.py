@@ -5,9 +5,10 @@ channel-layer groups a tab of it joins, the fragments that bring a tab fully up 
 a batch of coalesced changes needs (`changed`, by default `full` again) and a cheap `version` (the newest event
 id the page shows), with which a tab notices messages it missed. Each view module declares its own page
 (`@live.register("tasks") class TasksLive(LivePage): ...`) and builds its socket's URL with `ws_url`; the app
-imports those modules at start (`WebConfig.ready`). This package is the machinery only and imports no view.
-Every fragment is one element with an id and `hx-swap-oob`; console.js drops those whose target is not on the
-page (a tab shows only some of the tasks it hears about).
+imports those modules at start (`WebConfig.ready`). This package (with the tab's consumer, frames and shared
+fragments) is the machinery only and imports no view. Every fragment is one element with an id and
+`hx-swap-oob`; console.js drops those whose target is not on the page (a tab shows only some of the tasks it
+hears about).
 """
 
 from __future__ import annotations
