@@ -276,7 +276,7 @@ SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_SAMESITE = "Lax"
 
-# Live tabs (a2aconsole.web.consumers): at most one render per tab per LIVE_FLUSH_SECONDS (a burst of pushes is
+# Live tabs (a2aconsole.web.live.consumer): at most one render per tab per LIVE_FLUSH_SECONDS (a burst of pushes is
 # coalesced), and every LIVE_CHECK_SECONDS a tab joins its groups again and renders in full if it missed an event.
 LIVE_FLUSH_SECONDS = 0.25
 LIVE_CHECK_SECONDS = 5.0

@@ -13,6 +13,20 @@ class WebConfig(AppConfig):
         from a2aconsole.data_folder import private_sqlite_files
         from a2aconsole.web import audit
 
+        # Every page's live part registers itself with web.live when its view module is imported: here, so every
+        # process (the server, the worker, tests) has them all. In ready(): views import models, which cannot be
+        # imported before the app registry is (why these imports are in a function).
+        from a2aconsole.web.views import (  # noqa: F401
+            agent_cards,
+            conversation,
+            dashboard,
+            inbox,
+            status,
+            task_live,
+            tasklist,
+            watches_live,
+        )
+
         # SQLite creates its files 0644: each new connection makes them 0600 (see a2aconsole.data_folder)
         connection_created.connect(private_sqlite_files, dispatch_uid="a2aconsole-private-sqlite-files")
         user_logged_in.connect(audit.record_login, dispatch_uid="a2aconsole.web.audit.login")

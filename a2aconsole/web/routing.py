@@ -2,8 +2,8 @@
 
 from django.urls import path
 
-from a2aconsole.web.consumers import ConsoleConsumer
 from a2aconsole.web.inbound import InboundConsumer
+from a2aconsole.web.live.consumer import ConsoleConsumer
 from a2aconsole.web.worker import WatchWorker
 
 # One socket per console tab: /ws/console/<page>/?target=…|agent=…&task=…|q=…

@@ -5,9 +5,12 @@ functions, as are dotted-path strings (`include(...)`, `import_module(...)`)."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import a2aconsole
+from tests.web.test_settings import clean_env
 
 ROOT = Path(a2aconsole.__file__).parent
 
@@ -59,3 +62,28 @@ def test_the_scan_sees_imports_at_every_level() -> None:
         "a2aconsole.api.calls",
         "a2aconsole.api.urls",
     }
+
+
+def test_live_imports_no_view() -> None:
+    """`web/live/` is the machinery (registry, frames, the fragments pages share): each view module declares its
+    own live page, so the views use `web.live` and never the reverse."""
+    assert importers_of("web/live", "a2aconsole.web.views") == {}
+    assert "a2aconsole.web.live" in importers_of("web/views", "a2aconsole.web.live")["web/views/dashboard.py"]
+
+
+PAGES_AT_START = """
+import django
+django.setup()
+from a2aconsole.web import live
+print(" ".join(sorted(live.PAGES)))
+"""
+
+
+def test_every_live_page_is_registered_once_django_is_set_up(tmp_path: Path) -> None:
+    """A fresh process (the server, the worker) has every page once the app is ready, before any view is used."""
+    env = clean_env(tmp_path / "data", tmp_path / "ws", DJANGO_SETTINGS_MODULE="a2aconsole.settings")
+    run = subprocess.run(
+        [sys.executable, "-c", PAGES_AT_START], cwd=ROOT.parent, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["agents", "chat", "dashboard", "inbox", "status", "task", "tasks", "watches"]

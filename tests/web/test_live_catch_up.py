@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from a2aconsole.core.events import ALL_GROUP
 from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.live import Changes, Tab
-from a2aconsole.web.live.pages import WatchesLive
+from a2aconsole.web.views.watches_live import WatchesLive
 from tests.support.console import connect_socket
 from tests.web.test_live_transport import add_watches, event, frames_until, store
 
@@ -151,7 +151,7 @@ async def test_a_burst_of_300_messages_fits_a_tab_s_queue(ws: Workspace, owner_c
     assert ok
     await frames_until(comm, lambda t: t.count("<tr id=") == 3)
     layer = get_channel_layer()
-    caplog.set_level("INFO", logger="a2aconsole.web.consumers")
+    caplog.set_level("INFO", logger="a2aconsole.web.live.consumer")
     for seq in range(1, 301):  # sent before the tab's consumer runs once
         await layer.group_send(ALL_GROUP, event(f"task-{seq % 3:05d}", origin="o2", group=ALL_GROUP, seq=seq))
     await frames_until(comm, lambda t: '<tr id="watch-w2"' in t)

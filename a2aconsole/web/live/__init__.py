@@ -1,12 +1,14 @@
-"""Live pages: what each console page sends over its tab's WebSocket, declared in one place.
+"""Live pages: what each console page sends over its tab's WebSocket.
 
 A page kind (`watches`, `task`, ...) is a `LivePage` registered under its name with `@register`. It says which
 channel-layer groups a tab of it joins, the fragments that bring a tab fully up to date (`full`), the fragments
 a batch of coalesced changes needs (`changed`, by default `full` again) and a cheap `version` (the newest event
-id the page shows), with which a tab notices messages it missed. A feature declares its page in its own module
-(`@live.register("tasks") class TasksLive(LivePage): ...`), imported from `live.pages`, and builds its socket's
-URL with `ws_url`. Every fragment is one element with an id and `hx-swap-oob`; console.js drops those whose
-target is not on the page (a tab shows only some of the tasks it hears about).
+id the page shows), with which a tab notices messages it missed. Each view module declares its own page
+(`@live.register("tasks") class TasksLive(LivePage): ...`) and builds its socket's URL with `ws_url`; the app
+imports those modules at start (`WebConfig.ready`). This package (with the tab's consumer, frames and shared
+fragments) is the machinery only and imports no view. Every fragment is one element with an id and
+`hx-swap-oob`; console.js drops those whose target is not on the page (a tab shows only some of the tasks it
+hears about).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from a2aconsole.core.events import ALL_GROUP
+from a2aconsole.web.models import TaskEvent
 from a2aconsole.web.outgoing import KIND as OUTGOING
 
 
@@ -89,8 +92,6 @@ class LivePage:
 
     def version(self, params: dict[str, str]) -> int:
         """The newest event id this page shows; 0 when none."""
-        from a2aconsole.web.models import TaskEvent
-
         return TaskEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
 
     def told(self, tab: Tab, data: dict[str, Any]) -> Changes | None:
@@ -103,6 +104,19 @@ class LivePage:
         `task_index.progress_at`). A status message is no event (`version` does not move): a tab that heard no
         message while this moved missed one."""
         return None
+
+
+def only_progress(changes: Changes) -> bool:
+    """Nothing changed but what agents said while working: pages that do not show it render nothing (an agent
+    may send hundreds of status messages)."""
+    return not changes.full and changes.kinds <= {"progress"}
+
+
+class ProgressBlind(LivePage):
+    """A page that shows nothing of what agents say while working: a batch of progress alone renders nothing."""
+
+    def changed(self, tab: Tab, changes: Changes) -> list[str]:
+        return [] if only_progress(changes) else self.full(tab)
 
 
 PAGES: dict[str, LivePage] = {}
@@ -120,8 +134,6 @@ def register(name: str) -> Callable[[P], P]:
 
 
 def page(name: str) -> LivePage | None:
-    from a2aconsole.web.live import pages  # noqa: F401  (registers the console's pages)
-
     return PAGES.get(name)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 log = logging.getLogger(__name__)
 
 FRAME_BYTES = 256 * 1024
+ROWS_PER_FRAGMENT = 100  # table rows per appended batch: ~150 KB, one frame each
 
 
 def pack(fragments: Iterable[str], budget: int = FRAME_BYTES) -> Iterator[str]:

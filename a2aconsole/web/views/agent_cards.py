@@ -21,6 +21,7 @@ from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.timesince import timesince
@@ -30,7 +31,7 @@ from a2aconsole.core.agents import AgentEntry, is_http_url, mask_url, origin
 from a2aconsole.core.client import card_json
 from a2aconsole.core.errors import A2AConsoleError
 from a2aconsole.core.workspace import AgentsFile
-from a2aconsole.web import card_history
+from a2aconsole.web import card_history, live
 from a2aconsole.web.models import CardSnapshot
 from a2aconsole.web.views import scope
 
@@ -196,6 +197,14 @@ def list_state() -> dict[str, Any]:
 def agent_list(request: HttpRequest) -> HttpResponse:
     ctx = {"nav": "agents", "title": "Agents", "ws_url": "/ws/console/agents/", **list_state()}
     return render(request, "web/agents/list.html", ctx)
+
+
+@live.register("agents")
+class AgentsLive(live.ProgressBlind):
+    """The agents list, when agents.json changed (by hand, another tab, the CLI): the list as the file is now."""
+
+    def full(self, tab: live.Tab) -> list[str]:
+        return [render_to_string("web/agents/list.html#agent-list", {**list_state(), "oob": True})]
 
 
 @require_POST

@@ -19,12 +19,14 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 
+from a2aconsole.core.events import target_group
 from a2aconsole.core.files import atomic_write
 from a2aconsole.core.results import safe_file_name
 from a2aconsole.core.tool import CLIENT_OFF
 from a2aconsole.core.workspace import Workspace
-from a2aconsole.web import history, sends, threads
+from a2aconsole.web import history, live, sends, task_index, threads
 from a2aconsole.web.forms import SendForm
+from a2aconsole.web.live.fragments import REPLY, outcomes, progress_lines
 from a2aconsole.web.models import ChatTarget, OutgoingMessage, TaskEvent
 from a2aconsole.web.views import scope
 from a2aconsole.web.views.watches import answer_vals
@@ -73,6 +75,31 @@ def live_fragment(params: dict[str, str], ctx: dict[str, Any] | None = None) -> 
     return "".join(render_to_string(f"web/conversation.html#{name}", ctx) for name in ("chat-log", "threads"))
 
 
+@live.register("chat")
+class ChatLive(live.LivePage):
+    """A chat: its log and threads again on a change, the running tasks' lines in place while they work."""
+
+    outgoing_lines = False  # the chat log shows them, rendered with it
+
+    def groups(self, params: dict[str, str]) -> list[str] | None:
+        return [target_group(params["target"])] if params.get("target") else None
+
+    def version(self, params: dict[str, str]) -> int:
+        rows = TaskEvent.objects.filter(target=params["target"]).order_by("-id").values_list("id", flat=True)
+        return rows.first() or 0
+
+    def progress_mark(self, params: dict[str, str]) -> Any:
+        return task_index.progress_at(target=params["target"])
+
+    def full(self, tab: live.Tab) -> list[str]:
+        return [live_fragment(tab.params)]  # the thread (or all) as the tab shows it, and the threads
+
+    def changed(self, tab: live.Tab, changes: live.Changes) -> list[str]:
+        if live.only_progress(changes):  # the running tasks' lines, updated in place
+            return progress_lines(changes.tasks) + outcomes(changes.tasks, tab.params["target"], REPLY)
+        return self.full(tab) + outcomes(changes.tasks, tab.params["target"], REPLY)
+
+
 def _before(value: str | None) -> int | None:
     try:
         return int(value) if value else None
@@ -82,14 +109,14 @@ def _before(value: str | None) -> int | None:
 
 def _page_ctx(request: HttpRequest, target: ChatTarget, form: SendForm, context_id: str = "") -> dict:
     before = _before(request.GET.get("before"))
-    live = urlencode({k: v for k, v in (("target", target.id), ("context", context_id), ("before", before)) if v})
+    query = urlencode({k: v for k, v in (("target", target.id), ("context", context_id), ("before", before)) if v})
     return {
         "nav": "conversation",
         "title": f"Conversation · {target.name}",
         "target": target,
         "targets": list(ChatTarget.objects.all()),
         "form": form,
-        "ws_url": f"/ws/console/chat/?{live}",
+        "ws_url": f"/ws/console/chat/?{query}",
         **log_context(target.id, context_id, before),
     }
 

@@ -10,6 +10,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 
 from a2aconsole.web import asked, history, live, pending_cache
 from a2aconsole.web.models import TaskEvent
@@ -69,6 +70,18 @@ def page(request: HttpRequest) -> HttpResponse:
         **state(),
     }
     return render(request, "web/dashboard.html", ctx)
+
+
+@live.register("dashboard")
+class DashboardLive(live.ProgressBlind):
+    """What needs the owner, the watch summary and the latest results, again on every change."""
+
+    def full(self, tab: live.Tab) -> list[str]:
+        ctx = {**state(), "target": scope.console_target(), "oob": True}
+        return [
+            render_to_string(f"web/dashboard.html#{name}", ctx)
+            for name in ("attention", "watch-summary", "latest-results")
+        ]
 
 
 async def agents(request: HttpRequest) -> HttpResponse:

@@ -9,14 +9,16 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from a2aconsole.core.workspace import Workspace
-from a2aconsole.web import asked, history, unread
+from a2aconsole.web import asked, history, live, unread
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
 from a2aconsole.web.views import scope
+from a2aconsole.web.views.conversation import ChatLive
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -132,3 +134,21 @@ def page(request: HttpRequest, target: str) -> HttpResponse:
         **items(t, show),
     }
     return render(request, "web/inbox.html", ctx)
+
+
+@live.register("inbox")
+class InboxLive(ChatLive):
+    """A chat's inbox: its list again on every change but progress (it shows no running task)."""
+
+    def full(self, tab: live.Tab) -> list[str]:
+        t = ChatTarget.objects.filter(id=tab.params["target"]).first()
+        if t is None:
+            return []
+        ctx = {**items(t, tab.params.get("show", "")), "target": t, "oob": True}
+        return [render_to_string("web/inbox.html#inbox-list", ctx)]
+
+    def changed(self, tab: live.Tab, changes: live.Changes) -> list[str]:
+        return [] if live.only_progress(changes) else self.full(tab)
+
+    def progress_mark(self, params: dict[str, str]) -> Any:
+        return None  # the inbox shows results only

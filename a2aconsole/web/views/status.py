@@ -7,9 +7,11 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 
 from a2aconsole.core.status import age
 from a2aconsole.web import live, pending_cache
+from a2aconsole.web.live.frames import ROWS_PER_FRAGMENT, batches
 from a2aconsole.web.views import scope
 
 STATUS_WATCHES = 50  # the newest watches of each workspace shown here; the watch table pages through them all
@@ -57,3 +59,17 @@ def page(request: HttpRequest) -> HttpResponse:
         "ws_url": live.ws_url("status"),
     }
     return render(request, "web/status.html", ctx)
+
+
+@live.register("status")
+class StatusLive(live.ProgressBlind):
+    """`/a2a`: the workspaces' agents and watches, the watch rows appended in batches."""
+
+    def full(self, tab: live.Tab) -> list[str]:
+        found = spaces()
+        out = [render_to_string("web/status.html#status-spaces", {"spaces": found, "oob": True, "rows_later": True})]
+        for i, s in enumerate(found, start=1):
+            for part in batches(s["watches"], ROWS_PER_FRAGMENT):
+                ctx = {"watches": part, "rows_oob": f"beforeend:#status-watches-{i}"}
+                out.append(render_to_string("web/status.html#status-watches", ctx))
+        return out

@@ -21,7 +21,7 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from a2aconsole.web import asked, history, links, task_search
+from a2aconsole.web import asked, history, links, live, task_index, task_search
 from a2aconsole.web.models import TaskRecord
 from a2aconsole.web.views.watches import KEYS
 
@@ -232,8 +232,8 @@ def _row(r: TaskRecord, now: datetime, today: date) -> dict[str, Any]:
 def page(request: HttpRequest) -> HttpResponse:
     g = request.GET
     ctx = listing(g.get("q", ""), g.get("sort", ""), g.get("page", 1))
-    live = urlencode({"q": ctx["q"], "sort": ctx["sort"], "page": ctx["page"].number})
-    ctx.update(nav="tasks", title="Tasks", ws_url=f"/ws/console/tasks/?{live}")
+    query = urlencode({"q": ctx["q"], "sort": ctx["sort"], "page": ctx["page"].number})
+    ctx.update(nav="tasks", title="Tasks", ws_url=f"/ws/console/tasks/?{query}")
     return render(request, "web/tasks.html", ctx)
 
 
@@ -241,3 +241,14 @@ def live_fragment(params: dict[str, str]) -> str:
     """The table again for an open tab (the consumer's render hook): same search, sort and page."""
     ctx = listing(params.get("q", ""), params.get("sort", ""), params.get("page", 1))
     return render_to_string("web/tasks.html#task-table", {**ctx, "oob": True})
+
+
+@live.register("tasks")
+class TasksLive(live.LivePage):
+    """The Tasks page: its table again for the tab's search, sort and page (25 rows, a few KB)."""
+
+    def full(self, tab: live.Tab) -> list[str]:
+        return [live_fragment(tab.params)]
+
+    def progress_mark(self, params: dict[str, str]) -> Any:
+        return task_index.progress_at()

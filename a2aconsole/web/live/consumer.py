@@ -24,8 +24,11 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from a2aconsole.web import db_threads, live, sends
+from a2aconsole.web.chats import aresolve
 from a2aconsole.web.live.frames import pack
 from a2aconsole.web.metrics import WEBSOCKET_CLIENTS
+from a2aconsole.web.models import TaskEvent
+from a2aconsole.web.runtime import get_runtime
 
 log = logging.getLogger(__name__)
 
@@ -83,9 +86,6 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
     async def _flush_kept(target_id: str) -> None:
         """A tab opened this chat: it is reachable now, so results kept for it go out (a second later)."""
         try:
-            from a2aconsole.web.chats import aresolve
-            from a2aconsole.web.runtime import get_runtime
-
             target = await aresolve(target_id)
             if target is not None:
                 get_runtime().request_flush(target)
@@ -206,7 +206,6 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
         them; None when they are too many (or cannot be read): then only a full render will do. A tab behind (its
         queue overflowed, or a process too busy to announce events within LIVE_CHECK_SECONDS) so catches up at the
         cost of the rows those events touch, not the whole page again, which made a busy process busier."""
-        from a2aconsole.web.models import TaskEvent
 
         def read() -> list[dict[str, Any]] | None:
             rows = list(
