@@ -194,11 +194,12 @@ class WatchRegistry:
         await self._arm(ws, record)
 
     async def stop_watching(
-        self, workspace: Workspace, target: str, agent: str, task_id: str, reason: str = "stopped"
+        self, workspace: Workspace, target: str, agent: str, task_id: str, reason: str = "stopped", *, by: str = ""
     ) -> WatchRecord | None:
         """End the watch of (target, agent, task): it leaves the map and the file; its outcome is not delivered.
         What goes is `take_watches`'s rule, shared with the file-only control; the first record taken, or None.
-        `reason`: how it ended (the owner stopped it, the task was canceled or found settled by the tool)."""
+        `reason`: how it ended (the owner stopped it, the task was canceled or found settled by the tool); `by`: who
+        stopped it (its `watch.ended` event says so)."""
         ws = self._intern(workspace)
         async with ws.pending_tx() as tx:
             taken = take_watches(tx, target, agent, task_id)
@@ -210,7 +211,8 @@ class WatchRegistry:
         for rec in taken:
             # The push config stays here: a cancel that fails re-arms this very watch (same id and token);
             # the tool removes it once the watch has ended for good (cancel done, task settled).
-            await self._emit(self._event(WATCH_ENDED, ws, rec, data={"reason": reason, "watchId": rec.watch_id}))
+            data = {"reason": reason, "watchId": rec.watch_id, **({"by": by} if by else {})}
+            await self._emit(self._event(WATCH_ENDED, ws, rec, data=data))
         return taken[0] if taken else None
 
     @contextlib.asynccontextmanager

@@ -1,7 +1,7 @@
 """The watch table: `pending.json` of every workspace, filtered by one search box, with per-row actions.
 
 Search syntax: `agent:x state:working source:poll target:y` plus free text matched against task and
-context ids. Actions go through the tool (`status`, `cancel`, `send` again) and show its answer inline.
+context ids. Actions go through the tool (`status`, `cancel`, `unwatch`, `send` again) and show its answer inline.
 """
 
 from __future__ import annotations
@@ -237,7 +237,8 @@ async def _ws_url(q: str, page: int = 1) -> str:
 
 
 async def action(request: HttpRequest) -> HttpResponse:
-    """POST re-check / cancel / send again for one watch; the tool's answer is shown above the table."""
+    """POST re-check / cancel / stop watching / send again for one watch; the tool's answer is shown above the
+    table."""
     if request.method != "POST":
         return await page(request)
     what = request.POST.get("action", "")
@@ -248,15 +249,15 @@ async def action(request: HttpRequest) -> HttpResponse:
         answer = {"error": "this watch is no longer in pending.json (it has finished, or was canceled)"}
     elif what == "status":
         answer = await scope.run_tool("status", {"agent": row["agent"], "taskId": row["task_id"]}, row["target"])
-    elif what == "cancel":
-        answer = await scope.run_tool("cancel", {"agent": row["agent"], "taskId": row["task_id"]}, row["target"])
+    elif what in ("cancel", "unwatch"):
+        answer = await scope.run_tool(what, {"agent": row["agent"], "taskId": row["task_id"]}, row["target"])
     elif what == "again" and row["message"]:
         answer = await scope.run_tool("send", {"agent": row["agent"], "message": row["message"]}, row["target"])
     elif what == "again":
         answer = {"error": "the original message of this task is not known, so it cannot be sent again"}
     else:
         answer = {"error": f"unknown action {what!r}"}
-    labels = {"status": "Re-check", "cancel": "Cancel", "again": "Send again"}
+    labels = {"status": "Re-check", "cancel": "Cancel", "unwatch": "Stop watching", "again": "Send again"}
     ctx: dict[str, Any] = {
         "answer": answer,
         "answer_label": labels.get(what, what),
