@@ -8,9 +8,8 @@ from a2aconsole.core.client import Remote
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.tool import WATCHED_NOTE, A2ATool
 from a2aconsole.core.unwatch import STOPPED_NOTE
-from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
-from tests.support.watching import PushReceiver, add_record, eventually, settled_at_agent, start_task
+from tests.support.watching import add_record, eventually, push_watched, settled_at_agent, start_task
 
 
 def _use(ws: Workspace, url: str) -> None:
@@ -63,15 +62,7 @@ async def test_unwatch_of_a_push_watch_removes_its_config_at_the_agent(
     make_sdk_agent, workspace: Workspace, remote: Remote, clock, registry_for
 ) -> None:
     agent = make_sdk_agent(streaming=False)
-    _use(workspace, agent.url)
-    holder: list[WatchRegistry] = []
-    async with PushReceiver(lambda *a: holder[0].on_push(*a)) as receiver:
-        reg, delivery, sink = registry_for(workspace, push_base_url=receiver.url)
-        holder.append(reg)
-        task = await start_task(remote, workspace, "bot", "hold uw2")
-        await reg.arm(workspace, await add_record(workspace, task, "bot", clock, source="poll"))
-        await sink.until(lambda: "working" in sink.states(), what="the first check")
-        assert workspace.read_pending().records[0].source == "push"
+    async with push_watched(agent, workspace, remote, clock, registry_for, "hold uw2") as (reg, delivery, sink, task):
         tool = A2ATool(remote, ClientSettings(), reg, clock=clock)
 
         out = await tool.run("unwatch", {"agent": "bot", "taskId": task.id}, ChatTarget("chat1", workspace), by="api")
