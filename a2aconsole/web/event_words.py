@@ -9,6 +9,7 @@ from typing import Any
 from django.utils import timezone
 
 from a2aconsole.core.ends import end_word
+from a2aconsole.core.heard import parse_at
 
 FOLLOWING = {"push": "by push", "subscribe": "by its stream", "poll": "by polling"}
 # how a watch ended (`core.ends.end_word`), with why where the word alone does not say it
@@ -44,6 +45,12 @@ def describe(
     note = str(data.get("note") or "")
     if kind == "watch.armed":
         return f"Following {how}" if how else "Following the task"
+    if kind == "watch.update" and data.get("news") == "quiet":
+        since = parse_at(data.get("heardAt"))
+        when = f" since {timezone.localtime(since):%H:%M}" if since is not None else ""
+        return f"No news{when} ({data.get('error') or 'the agent does not answer'})"
+    if kind == "watch.update" and data.get("news") == "heard":
+        return "The agent answers again"
     if kind == "watch.update":
         line = f"Now following {how}" if how else "The watch changed"
         return f"{line}: {note}" if note else line

@@ -19,6 +19,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from a2aconsole.core.cancel import CANCEL_REQUESTED
+from a2aconsole.core.heard import news_of
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.status import age
 from a2aconsole.core.workspace import Workspace
@@ -89,6 +90,7 @@ def _row(
     lines: dict[tuple[str, str], Any],
 ) -> dict[str, Any]:
     state = live.get("state") or states.get((r.agent, r.task_id)) or (r.state or "working")
+    news = news_of(live, r.extra, now)  # when the agent last answered; "no news since" once that is news
     return {
         "watch_id": r.watch_id,
         "workspace": str(ws.root),
@@ -97,7 +99,9 @@ def _row(
         "task_id": r.task_id,
         "context_id": r.context_id,
         "source": live.get("source") or r.source,
-        "error": live.get("lastError") or "",
+        "error": news.error,
+        "heard_at": news.heard_at,
+        "quiet": news.quiet and r.undelivered is None,
         "age": age(r.started_at, now),
         "started_at": r.started_at,
         # a kept record is over: it shows how it ended (lost, completed, ...) until its notice or result is out
