@@ -137,6 +137,18 @@ SCHEMAS: dict[str, Any] = {
             "warning": _STR,
         },
     },
+    "UnwatchResult": {
+        "type": "object",
+        "required": ["agent", "taskId", "watch", "note"],
+        "description": "unwatch: this chat's watch of the task ended; the task goes on at the agent",
+        "properties": {
+            "agent": _STR,
+            "taskId": _STR,
+            "contextId": _STR,
+            "watch": {**_STR, "enum": ["stopped"]},
+            "note": {**_STR, "description": "what stopping means: nothing more of the task is delivered here"},
+        },
+    },
     "MessageResult": {
         "type": "object",
         "required": ["agent", "message", "contextId"],

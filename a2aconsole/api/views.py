@@ -168,7 +168,7 @@ async def _run(target: ChatTarget, call: ToolCall) -> JsonResponse:
         except DatabaseError as e:  # this call still uses the count; later ones see it once the database takes it
             log.warning("keeping the hops of target %s failed (%s)", target.id, type(e).__name__)
     async with deferred_events():  # the call's events, written together; committed before the answer leaves
-        result = await runtime.tool.run(call.action, call.args, chat)
+        result = await runtime.tool.run(call.action, call.args, chat, by="api")
     return JsonResponse(result, json_dumps_params={"ensure_ascii": False})
 
 

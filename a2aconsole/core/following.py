@@ -37,6 +37,7 @@ from .config import ClientSettings
 from .connections import ConnectionPool
 from .errors import A2AConsoleError
 from .events import PROGRESS, STATE, WATCH_UPDATE
+from .heard import HEARD, HEARD_AT, LAST_ERROR, PUSH_QUIET, QUIET, is_quiet, parse_at, reason
 from .pending import WatchRecord
 from .results import is_interrupted, is_settled, message_text, preview
 from .snapshots import ArtifactUpdate, OutgoingMessage, StatusUpdate, StatusValue, TaskEvent, TaskSnapshot
@@ -127,6 +128,10 @@ class FollowHost(Protocol):
         """Emit an event about the follower's task (state, progress, watch.update)."""
         ...
 
+    async def save_heard(self, follower: Follower) -> None:
+        """Write when the agent last answered and why its last call failed (`heard.py`) to the record."""
+        ...
+
 
 class Follower:
     """Follows one watch's task; the registry keeps one per watch (its fields are benchmarked per watch)."""
@@ -135,9 +140,11 @@ class Follower:
         "checked_at",
         "deadline",
         "error",
+        "failing",
         "heard_at",
         "host",
         "latest",
+        "quiet_after",
         "record",
         "restored",
         "runner",
@@ -146,6 +153,7 @@ class Follower:
         "source",
         "state",
         "told",
+        "warned",
         "waker",
         "woken",
         "ws",
@@ -161,9 +169,13 @@ class Follower:
         self.deadline = deadline
         self.source = record.source
         self.state = record.state
-        self.error = ""
+        # when the agent last answered about the task, and why its last call failed: as the record last kept them
+        self.heard_at: datetime | None = parse_at(record.extra.get(HEARD_AT)) or parse_at(record.started_at)
+        self.error = str(record.extra.get(LAST_ERROR) or "")
+        self.failing = bool(self.error)  # as the record says (written at a change only: `_news`)
+        self.warned = False  # the silence was told as news (a `watch.update`), until the agent answers
+        self.quiet_after = PUSH_QUIET  # how long a silence after a failed call may last before it is news
         self.checked_at: datetime | None = None
-        self.heard_at: datetime | None = None  # when the agent last answered about the task
         self.said = ""  # its last status message, in short: the lost notice repeats it
         self.runner: asyncio.Task[None] | None = None
         self.waker: asyncio.Future[None] | None = None
@@ -387,13 +399,31 @@ class Follower:
             if e.kind == "not_found":  # the agent answered, and does not know the task: no retry brings it back
                 raise self._lost() from None
             self._note_error(e, conn)
+            await self._news()
             return None
         self.checked_at = self.heard_at = self.host.clock.now()
         self.error = ""
+        await self._news()
         state = task.state
         await self._saw(state)
         await self._heard(task.status)
         return task if is_settled(state) and not is_stale(self.record, task.status) else None
+
+    async def _news(self) -> None:
+        """After each call: record first a change between answering and failing (`heard.py`: not every answer, which
+        would be a file write per push), then tell the owner once the silence lasts past `quiet_after`, and once
+        the agent answers again."""
+        if self.failing != bool(self.error):
+            self.failing = bool(self.error)
+            await self.host.save_heard(self)
+        heard = self.heard_at.isoformat() if self.heard_at is not None else None
+        data: dict[str, Any] = {"watchId": self.record.watch_id, "heardAt": heard}
+        if not self.warned and is_quiet(self.heard_at, self.error, self.quiet_after, self.host.clock.now()):
+            self.warned = True
+            await self.host.follow_event(self, WATCH_UPDATE, data={**data, "news": QUIET, "error": reason(self.error)})
+        elif self.warned and not self.error:
+            self.warned = False
+            await self.host.follow_event(self, WATCH_UPDATE, data={**data, "news": HEARD})
 
     def _lost(self) -> WatchEnd:
         r = self.record
@@ -464,7 +494,10 @@ class Follower:
                 return task
         step = 0
         while True:
-            await self._nap(POLL_BACKOFF[min(step, len(POLL_BACKOFF) - 1)])
+            delay = POLL_BACKOFF[min(step, len(POLL_BACKOFF) - 1)]
+            if not self.error:  # news once two checks in a row went unanswered: twice the interval it last heard at
+                self.quiet_after = 2 * delay
+            await self._nap(delay)
             step += 1
             task = await self._check()
             if task is not None:
@@ -472,11 +505,15 @@ class Follower:
 
     async def _push_loop(self) -> TaskSnapshot:
         # Check once at once: the task may have settled before the config existed, or while we were down.
+        self.quiet_after = PUSH_QUIET
         task = await self._check()
         if task is not None:
             return task
+        failed = 0
         while True:
-            await self._nap(PUSH_SAFETY)
+            # an agent that did not answer is checked on the poll backoff until it does, not only by the safety check
+            failed = failed + 1 if self.error else 0
+            await self._nap(POLL_BACKOFF[min(failed - 1, len(POLL_BACKOFF) - 1)] if failed else PUSH_SAFETY)
             task = await self._check()
             if task is not None:
                 return task
@@ -494,6 +531,7 @@ class Follower:
                     outcome = "settled"
                 else:
                     self._note_error(e, conn)
+                    await self._news()
                     outcome = "failed"
             if outcome in ("settled", "cap"):
                 # A pause (the 5-minute cap) or the end: confirm with GetTask, then go on streaming.
@@ -540,6 +578,8 @@ class Follower:
                     state = status.state
                     self.checked_at = self.heard_at = self.host.clock.now()
                     self.error = ""
+                    if self.failing or self.warned:
+                        await self._news()
                     await self._saw(state)
                     if is_settled(state) and not is_stale(self.record, status):
                         return "settled"
@@ -704,6 +744,9 @@ class SendHost:
 
     async def save_source(self, follower: Follower, source: str) -> bool:
         return True  # the send's record is written by the send
+
+    async def save_heard(self, follower: Follower) -> None:
+        return None  # a send's wait is short: the watch that takes it over keeps its news
 
     async def follow_event(self, follower: Follower, kind: str, **kw: Any) -> None:
         if self._emit is not None:

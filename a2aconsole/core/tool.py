@@ -1,4 +1,5 @@
-"""The `a2a` tool: `agents`, `send`, `status`, `cancel`, one object for the model, the console, the CLI and the API.
+"""The `a2a` tool: `agents`, `send`, `status`, `cancel`, `unwatch`, one object for the model, the console, the CLI
+and the API.
 
 `run` never raises: every failure becomes `{"error": "..."}` naming the agent and what to do. The key
 goes out only in `client.py`'s per-call headers, and whatever the answer (an agent may echo its key or
@@ -6,7 +7,7 @@ push token), the result, errors and events pass one `Scrubber` on their way out:
 named relative to the workspace. Files under `.volcanic/` or the console's data folder are never
 attached (`attachments.py`). `agents.json` is read afresh on every call. A send that outlives
 `WaitSeconds` is handed to a watch: its record is written to `pending.json` first (the files are the
-truth), then the watch control is told to arm it. A watch the tool ends (`cancel`, a settled `status`)
+truth), then the watch control is told to arm it. A watch the tool ends (`cancel`, a settled `status`, `unwatch`)
 has its push config removed from the agent.
 """
 
@@ -19,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from . import cancel
+from . import cancel, unwatch
 from .agents import AgentEntry
 from .attachments import read_attachments
 from .chat import ChatTarget
@@ -64,6 +65,11 @@ log = logging.getLogger(__name__)
 
 CLIENT_OFF = "the A2A client is off (A2AClient__Enabled=false): nothing was sent; ask the owner to turn it on"
 HOPS_KEY = "volcanic.hops"
+# a running task's status, when this chat watches it: what comes, and how to stop it coming
+WATCHED_NOTE = (
+    "this chat watches the task: its result will arrive here by itself; action=unwatch stops watching "
+    "(the task goes on at the agent)"
+)
 
 
 def _err(message: str, **extra: Any) -> dict[str, Any]:
@@ -101,15 +107,16 @@ class A2ATool:
 
     # entry point
 
-    async def run(self, action: str, args: dict[str, Any] | None, chat: ChatTarget) -> dict[str, Any]:
+    async def run(self, action: str, args: dict[str, Any] | None, chat: ChatTarget, *, by: str = "") -> dict[str, Any]:
         """Do one action for a chat target; never raises (except cancellation of the caller). The answer is
-        scrubbed of the workspace's keys, push tokens and absolute path."""
+        scrubbed of the workspace's keys, push tokens and absolute path. `by`: who asks (`STOPPED_BY`: the
+        owner, an API host, the shell), which a stopped watch's history names."""
         agents, signature = self.pool.agents_signed(chat.workspace)  # one stat: the call's agents and the keys
-        result = await self._run(action, args, chat, agents)
+        result = await self._run(action, args, chat, agents, by)
         return self.scrubbers.for_workspace(chat.workspace, signature)(result)
 
     async def _run(
-        self, action: str, args: dict[str, Any] | None, chat: ChatTarget, agents: AgentsFile
+        self, action: str, args: dict[str, Any] | None, chat: ChatTarget, agents: AgentsFile, by: str = ""
     ) -> dict[str, Any]:
         args = dict(args or {})
         agent = args.get("agent") if isinstance(args.get("agent"), str) else ""
@@ -125,6 +132,8 @@ class A2ATool:
                 return await self._send(workspace, args, target, chat.hops, agents)
             if action == "status":
                 return await self._status(workspace, args, target, agents)
+            if action == "unwatch":
+                return await unwatch.run(self, workspace, args, target, agents, by)
             return await self._cancel(workspace, args, target, agents)
         except (ToolError, RemoteError) as e:
             await self._events.error(chat.workspace, chat.id, agent, args, str(e))
@@ -335,6 +344,8 @@ class A2ATool:
                 await end_push(conn, stopped)
                 if stopped is not None:
                     out["watch"] = out["state"]  # the watch ended with the task's own word
+        elif cancel.watched(workspace, target, entry.name, task_id):
+            out["note"] = WATCHED_NOTE
         return out
 
     # cancel

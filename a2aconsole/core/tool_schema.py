@@ -13,7 +13,7 @@ from typing import Any
 
 from .agents import NAME_MAX_LENGTH
 
-ACTIONS = ("agents", "send", "status", "cancel")
+ACTIONS = ("agents", "send", "status", "cancel", "unwatch")
 
 MAX_MESSAGE = 1_000_000  # characters of a message
 MAX_REF = 200  # characters of a contextId or taskId
@@ -63,12 +63,12 @@ class Argument:
 ARGUMENTS: tuple[Argument, ...] = (
     Argument(
         "agent",
-        "the agent's name from action=agents (send, status, cancel)",
+        "the agent's name from action=agents (send, status, cancel, unwatch)",
         NAME_MAX_LENGTH,
         label="Agent",
         help="",
         flags=("--agent",),
-        needed_by=("send", "status", "cancel"),
+        needed_by=("send", "status", "cancel", "unwatch"),
     ),
     Argument(
         "message",
@@ -88,12 +88,12 @@ ARGUMENTS: tuple[Argument, ...] = (
     ),
     Argument(
         "taskId",
-        "the task to answer (send after a question), check (status) or cancel (cancel)",
+        "the task to answer (send after a question), check (status), cancel (cancel) or stop watching (unwatch)",
         MAX_REF,
         label="Answer task",
         help="The task id of a question you answer",
         flags=("--task-id",),
-        needed_by=("status", "cancel"),
+        needed_by=("status", "cancel", "unwatch"),
     ),
     Argument(
         "files",
@@ -119,7 +119,8 @@ TOOL_SCHEMA: dict[str, Any] = {
         "Use remote agents over the A2A protocol. action=agents lists them with their skills; action=send hands "
         "one a message (and workspace files) and returns its answer, its question (answer with send and the "
         "taskId), or, for long work, a note that the result will arrive in this conversation by itself; "
-        "action=status checks a task; action=cancel cancels one."
+        "action=status checks a task; action=cancel cancels one; action=unwatch stops watching one (the task goes "
+        "on at the agent; its result no longer comes here)."
     ),
     "parameters": {
         "type": "object",

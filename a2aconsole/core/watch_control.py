@@ -25,10 +25,11 @@ class WatchControl(Protocol):
         ...
 
     async def stop_watching(
-        self, workspace: Workspace, target: str, agent: str, task_id: str, reason: str = "stopped"
+        self, workspace: Workspace, target: str, agent: str, task_id: str, reason: str = "stopped", *, by: str = ""
     ) -> WatchRecord | None:
         """End the watch of (target, agent, task): out of the map AND `pending.json` (`take_watches` says what
-        goes); the removed record or None. `reason`: how it ended, for its `watch.ended` event."""
+        goes); the removed record or None. `reason`: how it ended, for its `watch.ended` event; `by`: who ended
+        it, when someone did (`STOPPED_BY`)."""
         ...
 
     def holding(
@@ -41,6 +42,11 @@ class WatchControl(Protocol):
     async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
         """Put a stopped watch back (same id, token and start): write it to `pending.json` and arm it."""
         ...
+
+
+# who stopped a watch, as its `watch.ended` event's `by` says: the owner in the console, an agent host through the
+# JSON API, or someone at the shell (`manage.py a2a unwatch`)
+STOPPED_BY = ("owner", "api", "shell")
 
 
 def same_watch(r: WatchRecord, target: str, agent: str, task_id: str) -> bool:
@@ -68,7 +74,7 @@ class PendingFileWatches:
         return None
 
     async def stop_watching(
-        self, workspace: Workspace, target: str, agent: str, task_id: str, reason: str = "stopped"
+        self, workspace: Workspace, target: str, agent: str, task_id: str, reason: str = "stopped", *, by: str = ""
     ) -> WatchRecord | None:
         """`take_watches` under the workspace lock; the first record taken, or None."""
         async with workspace.pending_tx() as tx:

@@ -45,6 +45,7 @@ from .events import (
     watch_event_key,
 )
 from .following import LOST, Follower, WatchEnd, WatchGone
+from .heard import HEARD_AT, LAST_ERROR, reason
 from .pending import WatchRecord
 from .pending_batch import PendingBatcher
 from .pending_tx import PendingTx
@@ -194,11 +195,12 @@ class WatchRegistry:
         await self._arm(ws, record)
 
     async def stop_watching(
-        self, workspace: Workspace, target: str, agent: str, task_id: str, reason: str = "stopped"
+        self, workspace: Workspace, target: str, agent: str, task_id: str, reason: str = "stopped", *, by: str = ""
     ) -> WatchRecord | None:
         """End the watch of (target, agent, task): it leaves the map and the file; its outcome is not delivered.
         What goes is `take_watches`'s rule, shared with the file-only control; the first record taken, or None.
-        `reason`: how it ended (the owner stopped it, the task was canceled or found settled by the tool)."""
+        `reason`: how it ended (the owner stopped it, the task was canceled or found settled by the tool); `by`: who
+        stopped it (its `watch.ended` event says so)."""
         ws = self._intern(workspace)
         async with ws.pending_tx() as tx:
             taken = take_watches(tx, target, agent, task_id)
@@ -210,7 +212,8 @@ class WatchRegistry:
         for rec in taken:
             # The push config stays here: a cancel that fails re-arms this very watch (same id and token);
             # the tool removes it once the watch has ended for good (cancel done, task settled).
-            await self._emit(self._event(WATCH_ENDED, ws, rec, data={"reason": reason, "watchId": rec.watch_id}))
+            data = {"reason": reason, "watchId": rec.watch_id, **({"by": by} if by else {})}
+            await self._emit(self._event(WATCH_ENDED, ws, rec, data=data))
         return taken[0] if taken else None
 
     @contextlib.asynccontextmanager
@@ -350,6 +353,8 @@ class WatchRegistry:
                     "ageSeconds": age,
                     "lastError": scrub.text(w.error),
                     "checkedAt": w.checked_at.isoformat() if w.checked_at else None,
+                    "heardAt": w.heard_at.isoformat() if w.heard_at else None,
+                    "quietAfter": w.quiet_after,
                 }
             )
         return rows
@@ -667,6 +672,26 @@ class WatchRegistry:
 
     async def follow_event(self, follower: Follower, kind: str, **kw: Any) -> None:
         await self._emit(self._event(kind, follower.ws, follower.record, **kw))
+
+    async def save_heard(self, follower: Follower) -> None:
+        """Record when the agent last answered and why its last call failed (`heard.py`: written at a change only,
+        scrubbed like the rows that show it), unless the record is gone."""
+        rid = follower.record.watch_id
+        heard = follower.heard_at.isoformat() if follower.heard_at is not None else None
+        error = self.scrubbers.for_workspace(follower.ws).text(reason(follower.error)) if follower.error else ""
+
+        def change(tx: PendingTx) -> None:
+            rec = tx.edit(rid)
+            if rec is None or self._watches.get(rid) is not follower:
+                return
+            extra = {k: v for k, v in rec.extra.items() if k not in (HEARD_AT, LAST_ERROR)}  # a new dict: see cancel
+            if heard is not None:
+                extra[HEARD_AT] = heard
+            if error:
+                extra[LAST_ERROR] = error
+            rec.extra = extra
+
+        await self._batch.apply(follower.ws, change)
 
     # events
 

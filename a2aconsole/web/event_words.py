@@ -3,16 +3,19 @@ delivered): the owner's language, not the event names the core records (`watch.a
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
+from django.utils import timezone
+
 from a2aconsole.core.ends import end_word
+from a2aconsole.core.heard import parse_at
 
 FOLLOWING = {"push": "by push", "subscribe": "by its stream", "poll": "by polling"}
 # how a watch ended (`core.ends.end_word`), with why where the word alone does not say it
 ENDED = {
     "settled": "Stopped following: the task is over",
     "question": "Waiting for your answer",
-    "stopped": "Stopped following: stopped (you stopped the watch)",
     "timeout": "Stopped following: timed out (past the watch's time limit)",
     "agent removed": "Stopped following: stopped (the agent was removed)",
     "too big": "Stopped following: stopped (the agent's answer is too big to read)",
@@ -21,19 +24,40 @@ ENDED = {
 }
 
 
-def describe(kind: str, data: dict[str, Any] | None, target: str = "", state: str = "") -> str:
+# who stopped a watch (its `watch.ended` event's `by`: core.watch_control.STOPPED_BY)
+STOPPED_BY = {"owner": "by you", "api": "by the agent host", "shell": "from the shell"}
+
+
+def stopped_words(by: str, at: datetime | None) -> str:
+    """The words of a watch the owner (or a host) ended, the task going on: "Stopped watching (by you, 21:04)"."""
+    when = f"{timezone.localtime(at):%H:%M}" if at is not None else ""
+    said = [w for w in (STOPPED_BY.get(by, ""), when) if w]
+    return "Stopped watching" + (f" ({', '.join(said)})" if said else "")
+
+
+def describe(
+    kind: str, data: dict[str, Any] | None, target: str = "", state: str = "", at: datetime | None = None
+) -> str:
     """One line for an event of the console's own (any kind but the agent's: sent, state, result, …); `state`:
-    the event's (a settled watch's end names it)."""
+    the event's (a settled watch's end names it); `at`: when it happened (a stop says it)."""
     data = data or {}
     how = FOLLOWING.get(str(data.get("source") or ""), "")
     note = str(data.get("note") or "")
     if kind == "watch.armed":
         return f"Following {how}" if how else "Following the task"
+    if kind == "watch.update" and data.get("news") == "quiet":
+        since = parse_at(data.get("heardAt"))
+        when = f" since {timezone.localtime(since):%H:%M}" if since is not None else ""
+        return f"No news{when} ({data.get('error') or 'the agent does not answer'})"
+    if kind == "watch.update" and data.get("news") == "heard":
+        return "The agent answers again"
     if kind == "watch.update":
         line = f"Now following {how}" if how else "The watch changed"
         return f"{line}: {note}" if note else line
     if kind == "watch.ended":
         reason = str(data.get("reason") or "")
+        if reason == "stopped":
+            return stopped_words(str(data.get("by") or ""), at)
         if reason == "settled" and state:
             return f"{ENDED['settled']} ({end_word(reason, state)})"
         return ENDED.get(reason, f"Stopped following: {end_word(reason)}" if reason else "Stopped following")

@@ -95,9 +95,9 @@ class ChannelWatches:
         await wake_worker({"type": "watch.arm", "workspace": str(workspace.root), "watch_id": record.watch_id})
 
     async def stop_watching(
-        self, workspace: Workspace, target: str, agent: str, task_id: str, reason: str = "stopped"
+        self, workspace: Workspace, target: str, agent: str, task_id: str, reason: str = "stopped", *, by: str = ""
     ) -> WatchRecord | None:
-        rec = await self.files.stop_watching(workspace, target, agent, task_id, reason)
+        rec = await self.files.stop_watching(workspace, target, agent, task_id, reason, by=by)
         if rec is not None:
             await wake_worker({"type": "watch.stop", "workspace": str(workspace.root), "watch_id": rec.watch_id})
         return rec
@@ -126,9 +126,10 @@ class LeasedWatches:
         await (await self._for(workspace)).arm(workspace, record)
 
     async def stop_watching(
-        self, workspace: Workspace, target: str, agent: str, task_id: str, reason: str = "stopped"
+        self, workspace: Workspace, target: str, agent: str, task_id: str, reason: str = "stopped", *, by: str = ""
     ) -> WatchRecord | None:
-        return await (await self._for(workspace)).stop_watching(workspace, target, agent, task_id, reason)
+        control = await self._for(workspace)
+        return await control.stop_watching(workspace, target, agent, task_id, reason, by=by)
 
     @contextlib.asynccontextmanager
     async def holding(self, workspace: Workspace, target: str, agent: str, task_id: str) -> AsyncIterator[None]:

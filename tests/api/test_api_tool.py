@@ -210,6 +210,7 @@ async def test_tool_schema_and_openapi_are_public() -> None:
         "send",
         "status",
         "cancel",
+        "unwatch",
     ]
     doc = json.loads((await client.get("/api/v1/openapi.json")).content)
     assert doc["openapi"] == "3.1.0"

@@ -7,10 +7,11 @@ never comes fails with `TimeoutError: timed out waiting for <what> ...` and what
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import socket
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import uvicorn
@@ -296,3 +297,21 @@ async def settled_at_agent(conn: Any, task_id: str, state: str, timeout: float =
         return await now() == state
 
     await eventually(reached, what=f"task {task_id} to be {state} at the agent", timeout=timeout)
+
+
+@contextlib.asynccontextmanager
+async def push_watched(
+    agent: Any, workspace: Workspace, remote: Remote, clock: Clock, registry_for: Callable[..., Any], text: str
+) -> AsyncIterator[tuple[Any, Any, Any, TaskSnapshot]]:
+    """A task of `agent` (as "bot") followed by push into a PushReceiver, its first check done: the registry, its
+    delivery and sink, and the task; the receiver serves until the block ends."""
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    holder: list[Any] = []
+    async with PushReceiver(lambda *a: holder[0].on_push(*a)) as receiver:
+        reg, delivery, sink = registry_for(workspace, push_base_url=receiver.url)
+        holder.append(reg)
+        task = await start_task(remote, workspace, "bot", text)
+        await reg.arm(workspace, await add_record(workspace, task, "bot", clock, source="poll"))
+        await sink.until(lambda: "working" in sink.states(), what="the first check")
+        assert workspace.read_pending().records[0].source == "push"
+        yield reg, delivery, sink, task

@@ -55,7 +55,9 @@ def test_the_api_body_and_openapi_request_are_the_tool_schema_plus_hops() -> Non
     body = call_schema()
     assert {k: v for k, v in body["properties"].items() if k != "hops"} == TOOL_PROPS
     assert body["additionalProperties"] is False
-    assert NEEDS == {"agents": (), "send": ("agent",), "status": ("agent", "taskId"), "cancel": ("agent", "taskId")}
+    task = ("agent", "taskId")
+    needs = {"agents": (), "send": ("agent",), "status": task, "cancel": task, "unwatch": task}
+    assert needs == NEEDS
     doc = openapi_document("http://console.example")
     assert doc["components"]["schemas"]["ToolCall"] == body
     assert tool_definition() is TOOL_SCHEMA

@@ -38,4 +38,4 @@ def short_id(value: str, label: str = "id", href: str = "") -> dict[str, Any]:
 def event_words(ev: Any) -> str:
     """What the console did, in the owner's words (`web.event_words`)."""
     data = ev.data if isinstance(ev.data, dict) else {}
-    return event_words_module.describe(ev.kind, data, ev.target, ev.state or "")
+    return event_words_module.describe(ev.kind, data, ev.target, ev.state or "", getattr(ev, "created_at", None))

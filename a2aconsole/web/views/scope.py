@@ -58,7 +58,7 @@ async def run_tool(action: str, args: dict[str, Any], target_id: str) -> dict[st
         target = await aresolve(target_id)
         if target is None:
             return {"error": unknown(target_id)}
-        result = await tool().run(action, args, target)
+        result = await tool().run(action, args, target, by="owner")
     except Exception as e:  # the runtime could not be built: say so in the result, like the tool does
         return {"error": f"the console could not run {action}: {e}"}
     if result.get("taskId"):

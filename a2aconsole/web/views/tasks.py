@@ -1,4 +1,4 @@
-"""One remote task: the timeline of its events, its last outcome, and re-check / cancel / answer."""
+"""One remote task: the timeline of its events, its last outcome, and re-check / cancel / stop watching / answer."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from a2aconsole.core.results import json_preview
-from a2aconsole.web import history, live, task_index
+from a2aconsole.web import history, live, task_index, task_watch
 from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import TaskEvent
 from a2aconsole.web.views import conversation, scope
@@ -56,6 +56,7 @@ def context(
         "state": state,
         "finished": finished,
         "resendable": history.resendable(agent, task_id, finished),
+        "watched": task_watch.watch_of(agent, task_id, target) is not None,
         "progress": task_index.task_progress(agent, task_id, state),
         "full_dates": True,
         "answer_target": "#task-answer",  # an answer (in the panel or the timeline) comes back as the panel
@@ -109,22 +110,24 @@ def page(request: HttpRequest, agent: str, task_id: str) -> HttpResponse:
 
 
 async def act(request: HttpRequest, agent: str, task_id: str) -> HttpResponse:
-    """POST re-check (`status`) or cancel through the tool; the answer is shown on the task page."""
+    """POST re-check (`status`), cancel or stop watching (`unwatch`) through the tool; the answer is shown on the
+    task page."""
     if request.method != "POST":
         return await sync_to_async(page)(request, agent, task_id)
     what = request.POST.get("action", "")
     target = request.POST.get("target") or (await sync_to_async(scope.console_target)()).id
     raw = None
-    if what in ("status", "cancel"):
+    if what in ("status", "cancel", "unwatch"):
         answer = await scope.run_tool(what, {"agent": agent, "taskId": task_id}, target)
-        if "error" not in answer:
+        if "error" not in answer and what != "unwatch":
             raw = await fetch_raw_task(agent, task_id, target)
     else:
         answer = {"error": f"unknown action {what!r}"}
     if request.headers.get("HX-Request") and request.headers.get("HX-Target") == "chat-log":  # a chat's task card
         return await conversation.chat_log(request, await sync_to_async(scope.target_or_404)(target))
     ctx = await sync_to_async(context)(request, agent, task_id, answer, raw)
-    ctx.update(answer=answer, answer_label={"status": "Re-check", "cancel": "Cancel"}.get(what, what))
+    labels = {"status": "Re-check", "cancel": "Cancel", "unwatch": "Stop watching"}
+    ctx.update(answer=answer, answer_label=labels.get(what, what))
     if request.headers.get("HX-Request"):
         return await sync_to_async(render)(request, "web/task.html#task-answer", ctx)
     return await sync_to_async(render)(request, "web/task.html", ctx)

@@ -1,7 +1,7 @@
 """The watch table: `pending.json` of every workspace, filtered by one search box, with per-row actions.
 
 Search syntax: `agent:x state:working source:poll target:y` plus free text matched against task and
-context ids. Actions go through the tool (`status`, `cancel`, `send` again) and show its answer inline.
+context ids. Actions go through the tool (`status`, `cancel`, `unwatch`, `send` again) and show its answer inline.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from a2aconsole.core.cancel import CANCEL_REQUESTED
+from a2aconsole.core.heard import news_of
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.status import age
 from a2aconsole.core.workspace import Workspace
@@ -89,6 +90,7 @@ def _row(
     lines: dict[tuple[str, str], Any],
 ) -> dict[str, Any]:
     state = live.get("state") or states.get((r.agent, r.task_id)) or (r.state or "working")
+    news = news_of(live, r.extra, now)  # when the agent last answered; "no news since" once that is news
     return {
         "watch_id": r.watch_id,
         "workspace": str(ws.root),
@@ -97,7 +99,9 @@ def _row(
         "task_id": r.task_id,
         "context_id": r.context_id,
         "source": live.get("source") or r.source,
-        "error": live.get("lastError") or "",
+        "error": news.error,
+        "heard_at": news.heard_at,
+        "quiet": news.quiet and r.undelivered is None,
         "age": age(r.started_at, now),
         "started_at": r.started_at,
         # a kept record is over: it shows how it ended (lost, completed, ...) until its notice or result is out
@@ -237,7 +241,8 @@ async def _ws_url(q: str, page: int = 1) -> str:
 
 
 async def action(request: HttpRequest) -> HttpResponse:
-    """POST re-check / cancel / send again for one watch; the tool's answer is shown above the table."""
+    """POST re-check / cancel / stop watching / send again for one watch; the tool's answer is shown above the
+    table."""
     if request.method != "POST":
         return await page(request)
     what = request.POST.get("action", "")
@@ -248,15 +253,15 @@ async def action(request: HttpRequest) -> HttpResponse:
         answer = {"error": "this watch is no longer in pending.json (it has finished, or was canceled)"}
     elif what == "status":
         answer = await scope.run_tool("status", {"agent": row["agent"], "taskId": row["task_id"]}, row["target"])
-    elif what == "cancel":
-        answer = await scope.run_tool("cancel", {"agent": row["agent"], "taskId": row["task_id"]}, row["target"])
+    elif what in ("cancel", "unwatch"):
+        answer = await scope.run_tool(what, {"agent": row["agent"], "taskId": row["task_id"]}, row["target"])
     elif what == "again" and row["message"]:
         answer = await scope.run_tool("send", {"agent": row["agent"], "message": row["message"]}, row["target"])
     elif what == "again":
         answer = {"error": "the original message of this task is not known, so it cannot be sent again"}
     else:
         answer = {"error": f"unknown action {what!r}"}
-    labels = {"status": "Re-check", "cancel": "Cancel", "again": "Send again"}
+    labels = {"status": "Re-check", "cancel": "Cancel", "unwatch": "Stop watching", "again": "Send again"}
     ctx: dict[str, Any] = {
         "answer": answer,
         "answer_label": labels.get(what, what),

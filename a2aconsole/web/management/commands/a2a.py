@@ -1,4 +1,4 @@
-"""`manage.py a2a agents|send|status|cancel ...`: the `a2a` tool from a shell, printing its result as JSON.
+"""`manage.py a2a agents|send|status|cancel|unwatch ...`: the `a2a` tool from a shell, printing its result as JSON.
 
 Any tool result, an error result too, exits 0: the JSON says what happened. Only a usage error (an unknown
 action or option) exits non-zero. A task still running when the wait ends is written to `pending.json`
@@ -40,7 +40,7 @@ async def run_tool(action: str, args: dict[str, Any], target: ChatTarget) -> dic
     try:
         remote = Remote(http, call_timeout=client.call_timeout, card_timeout=client.card_timeout_seconds)
         tool = A2ATool(remote, client, PendingFileWatches(), private_paths=console_state_paths())
-        return await tool.run(action, args, target)
+        return await tool.run(action, args, target, by="shell")
     finally:
         await http.aclose()
 
@@ -57,7 +57,7 @@ def capped(arg: Argument) -> Callable[[str], str]:
 
 
 class Command(BaseCommand):
-    help = "Run one a2a tool action (agents, send, status, cancel) and print its result as JSON."
+    help = "Run one a2a tool action (agents, send, status, cancel, unwatch) and print its result as JSON."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
