@@ -39,7 +39,7 @@ def test_the_tool_and_the_delivery_take_no_lookup_callbacks() -> None:
     params = inspect.signature(A2ATool.__init__).parameters
     assert "workspace_for" not in params and "hops_for" not in params
     assert not hasattr(ResultDelivery, "workspace_for")
-    assert list(inspect.signature(A2ATool.run).parameters) == ["self", "action", "args", "chat"]
+    assert list(inspect.signature(A2ATool.run).parameters) == ["self", "action", "args", "chat", "by"]  # by: who asks
 
 
 async def test_the_tool_sends_for_a_target_value_with_the_database_blocked(

@@ -8,7 +8,7 @@ from typing import Any
 from django.template.loader import render_to_string
 
 from a2aconsole.core.events import task_group
-from a2aconsole.web import history, task_index
+from a2aconsole.web import history, task_index, task_watch
 from a2aconsole.web.live import Changes, LivePage, Tab, register
 from a2aconsole.web.live.fragments import TASK_ANSWER, delete, outcomes
 from a2aconsole.web.models import TaskEvent
@@ -46,6 +46,7 @@ class TaskLive(LivePage):
             "state": states[-1] if states else "unknown",
             "finished": finished,
             "resendable": history.resendable(p["agent"], p["task"], finished),
+            "watched": task_watch.watch_of(p["agent"], p["task"], p.get("target", "")) is not None,
             "progress": task_index.task_progress(p["agent"], p["task"], states[-1] if states else "unknown"),
             "full_dates": True,
             "answer_target": TASK_ANSWER,
