@@ -124,7 +124,7 @@ def openapi_document(server_url: str) -> dict[str, Any]:
                                 "Any unique string (a UUID) naming this call. The same key and body within 24 h "
                                 "answer the first call's answer without sending again; see docs/api.md"
                             ),
-                            "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY},
+                            "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY, "pattern": "^[ -~]+$"},
                         },
                     ],
                     "requestBody": {
