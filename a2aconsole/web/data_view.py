@@ -17,6 +17,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from a2aconsole.web import rich_text
+from a2aconsole.web.data_forms import is_form
 
 SHOWN_ITEMS = 50  # members of one list or object shown
 SHOWN_DEPTH = 6  # levels shown; deeper ones are in the JSON
@@ -32,6 +33,7 @@ class DataView:
     json: SafeString
     where: str
     cut: bool  # the event kept a preview: the whole is in the tool's result
+    form_fields: int  # a form (the samples' shape) not offered as one: its field count, shown folded; else 0
 
 
 def view(part: dict[str, Any]) -> DataView:
@@ -42,6 +44,7 @@ def view(part: dict[str, Any]) -> DataView:
         json=rich_text.json_html(value),
         where=str(part.get("in") or "")[:200],
         cut=bool(part.get("cut")),
+        form_fields=len(value["form"]["properties"]) if is_form(value) else 0,
     )
 
 
