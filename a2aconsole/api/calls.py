@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from a2aconsole.core.chat import MAX_HOPS
-from a2aconsole.core.tool_schema import MAX_REF, NOT_BLANK, SEND_NEEDS, TOOL_SCHEMA, needs
+from a2aconsole.core.data_parts import send_data
+from a2aconsole.core.errors import ToolError
+from a2aconsole.core.tool_schema import ARGUMENT, MAX_REF, NOT_BLANK, SEND_NEEDS, TOOL_SCHEMA, needs
 
 _HOPS = {
     "type": "integer",
@@ -25,7 +27,7 @@ _HOPS = {
     "maximum": MAX_HOPS,
     "description": "hop count of the inbound message that led to this call; outgoing = hops + 1 (added by the host)",
 }
-# the members each action needs besides `action` (send also needs a message or files)
+# the members each action needs besides `action` (send also needs a message, files or data)
 NEEDS: dict[str, tuple[str, ...]] = {
     action: needs(action) for action in TOOL_SCHEMA["parameters"]["properties"]["action"]["enum"]
 }
@@ -63,6 +65,7 @@ def _schema() -> dict[str, Any]:
             then["anyOf"] = [
                 {"required": ["message"], "properties": {"message": dict(NOT_BLANK)}},
                 {"required": ["files"], "properties": {"files": {"minItems": 1}}},
+                {"required": ["data"]},
             ]
         if then:
             rules.append({"if": {"properties": {"action": {"const": action}}}, "then": then})
@@ -126,6 +129,11 @@ def _member(name: str, value: object, spec: dict[str, Any]) -> Any:
                 )
             _text(f"{name}[{i}]", item, items["maxLength"], name)
         return value
+    if kind == "object":  # `data`: a JSON object, its size as JSON (which a schema cannot cap) by the contract's rule
+        try:
+            return send_data(value, ARGUMENT[name].max_length)
+        except ToolError as e:
+            raise BadCall(name, str(e)) from None
     if kind == "integer":
         if isinstance(value, float) and value.is_integer():  # JSON has one number type: 2.0 is the integer 2
             value = int(value)
@@ -155,6 +163,11 @@ def parse_call(data: object) -> ToolCall:
             raise BadCall(name, f"{name} is required for {action}")
         if not SCHEMA_NOT_BLANK.search(values[name]):
             raise BadCall(name, f"{name} must not be empty")
-    if action == "send" and not SCHEMA_NOT_BLANK.search(values.get("message") or "") and not values.get("files"):
-        raise BadCall("message", f"{SEND_NEEDS} (a non-empty message, or workspace paths in files)")
+    if (
+        action == "send"
+        and not SCHEMA_NOT_BLANK.search(values.get("message") or "")
+        and not values.get("files")
+        and values.get("data") is None
+    ):
+        raise BadCall("message", f"{SEND_NEEDS} (a non-empty message, workspace paths in files, or a data object)")
     return ToolCall(action=action, args=values, hops=hops)

@@ -52,7 +52,7 @@ from a2a.utils.errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from google.protobuf.json_format import MessageToDict
+from google.protobuf.json_format import MessageToDict, ParseDict
 
 from . import metrics
 from .agents import AgentEntry, mask_url, origin
@@ -91,10 +91,16 @@ FOLLOW_UP_HISTORY = 2  # the messages a follow-up's reply carries: the question 
 
 
 def outgoing_message(
-    text: str, files: list[Attachment], context_id: str, task_id: str, metadata: dict[str, Any]
+    text: str,
+    files: list[Attachment],
+    context_id: str,
+    task_id: str,
+    metadata: dict[str, Any],
+    data: dict[str, Any] | None = None,
 ) -> OutgoingMessage:
-    """The user message a send carries: a text, the attachments (each a file part on the wire), the metadata."""
-    return OutgoingMessage(text, tuple(files), context_id, task_id, metadata)
+    """The user message a send carries: a text, the attachments (each a file part on the wire), a data part (a
+    JSON object: a filled form), the metadata."""
+    return OutgoingMessage(text, tuple(files), context_id, task_id, metadata, data=data)
 
 
 def send_request(out: OutgoingMessage, history: int) -> SendMessageRequest:
@@ -114,6 +120,8 @@ def send_request(out: OutgoingMessage, history: int) -> SendMessageRequest:
         message.parts.add(text=out.text)
     for f in out.files:
         message.parts.add(raw=f.data, media_type=f.media_type, filename=f.filename)
+    if out.data is not None:
+        ParseDict(out.data, message.parts.add().data)
     message.metadata.update(out.metadata)
     return req
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .agents import is_http_url
+from .data_parts import event_data_parts
 from .inbox import InboxFolder, OutsideWorkspace
 from .snapshots import MessageValue, PartValue, TaskSnapshot
 from .workspace import Workspace
@@ -302,6 +303,12 @@ class _Parts:
             self._inbox.sync()
 
 
+def _data_of(items: list[dict[str, Any] | None]) -> list[dict[str, Any]]:
+    """What `_Parts.take` made of a message's data parts (`data`, or `dataFile` when saved): its files are listed
+    in `files` already."""
+    return [x for x in items if x is not None and ("data" in x or "dataFile" in x)]
+
+
 def _clean(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
@@ -327,9 +334,7 @@ def task_outcome(task: TaskSnapshot, agent: str, workspace: Workspace, max_file_
     parts = _Parts(agent, workspace, max_file_bytes)
     status_parts = parts.admit(task.status.message.parts) if task.status.message is not None else []
     status_full = _joined(status_parts)
-    for i, p in enumerate(status_parts):
-        if p.kind != "text":  # texts are joined
-            parts.take(p, f"message-{i + 1}")
+    message_data = _data_of([parts.take(p, f"message-{i + 1}") for i, p in enumerate(status_parts) if p.kind != "text"])
     status_text = parts.text(status_full, "message") if status_full else ""
     artifacts: list[dict[str, Any]] = []
     texts: list[str] = []
@@ -362,6 +367,8 @@ def task_outcome(task: TaskSnapshot, agent: str, workspace: Workspace, max_file_
     }
     if parts.skipped:
         outcome["maxFileBytes"] = max_file_bytes
+    if message_data:  # the status message's data parts (a question's form); its files are in `files`
+        outcome["messageData"] = message_data
     if len(task.artifacts) > MAX_ARTIFACTS:
         outcome["artifactsSkipped"] = len(task.artifacts) - MAX_ARTIFACTS
     parts.extras(outcome)
@@ -375,11 +382,12 @@ def message_outcome(message: MessageValue, agent: str, workspace: Workspace, max
     """The tool's result for a message-only reply (no task): its text and context, plus any files."""
     parts = _Parts(agent, workspace, max_file_bytes)
     admitted = parts.admit(message.parts)
-    for i, p in enumerate(admitted):
-        parts.take(p, f"message-{i + 1}")
+    items = _data_of([parts.take(p, f"message-{i + 1}") for i, p in enumerate(admitted) if p.kind != "text"])
     full = _joined(admitted)
     text = parts.text(full, "message") if full else ""
     out: dict[str, Any] = {"agent": agent, "message": text, "contextId": message.context_id}
+    if items:
+        out["messageData"] = items
     if parts.files:
         out["files"] = parts.files
     if parts.links:
@@ -447,7 +455,8 @@ def outcome_event(outcome: dict[str, Any], watch_id: str | None = None) -> dict[
     the question, files, links, skipped files, so the console renders both the same way. (The chat gets the
     spec's header text, `result_text`; the console's history gets this.) An event keeps a preview: at most
     PREVIEW_CHARS of text and LISTED entries of each list (with how many more), so no page grows with what
-    an agent sent; texts saved as files are listed first, to link to the whole."""
+    an agent sent; texts saved as files are listed first, to link to the whole. Data parts (a question's form
+    among them) are kept as bounded previews (`data_parts.event_data_parts`)."""
     body = outcome.get("question") if is_interrupted(str(outcome.get("state", ""))) else outcome.get("text")
     data: dict[str, Any] = {}
     for key in ("files", "links", "skipped", "textFiles", "otherUrls"):
@@ -456,6 +465,11 @@ def outcome_event(outcome: dict[str, Any], watch_id: str | None = None) -> dict[
             data[key] = _listed(items)
         if len(items) > len(data.get(key, [])):
             data[f"{key}More"] = len(items) - len(data[key])
+    kept, more = event_data_parts(outcome)
+    if kept:
+        data["dataParts"] = kept
+    if more:
+        data["dataPartsMore"] = more
     if watch_id:
         data["watchId"] = watch_id
     for key in ("maxFileBytes", "partsSkipped", "artifactsSkipped"):

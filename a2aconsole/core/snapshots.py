@@ -142,6 +142,7 @@ class OutgoingMessage:
     task_id: str = ""
     metadata: dict[str, Any] = field(default_factory=dict, hash=False)
     message_id: str = field(default_factory=new_id)
+    data: dict[str, Any] | None = field(default=None, hash=False)  # a data part (a filled form), after the files
 
 
 @dataclass(frozen=True, slots=True)

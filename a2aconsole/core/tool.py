@@ -202,10 +202,10 @@ class A2ATool:
     ) -> dict[str, Any]:
         started = self.clock.monotonic()
         entry = agent_entry(workspace, args, agents)
-        text, files, context_id, task_id = send_args(args)
+        text, files, data, context_id, task_id = send_args(args)
         cap = self.settings.max_file_bytes
         attached = await asyncio.to_thread(read_attachments, workspace, files, cap, self.private_paths) if files else []
-        message = outgoing_message(text, attached, context_id, task_id, {HOPS_KEY: max(0, hops) + 1})
+        message = outgoing_message(text, attached, context_id, task_id, {HOPS_KEY: max(0, hops) + 1}, data)
         conn = await self.pool.get(workspace, entry)
         sent_at = self.clock.now()
         try:
@@ -222,7 +222,8 @@ class A2ATool:
                         "contextId to start a new conversation"
                     ) from None
             raise
-        sent = {"files": list(files)} if files else None  # the history keeps what was sent, for a re-send
+        # the history keeps what was sent, for a re-send
+        sent = {k: v for k, v in (("files", list(files)), ("data", data)) if v} or None
         if is_message(reply):
             if has_files(reply):
                 out = await asyncio.to_thread(

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .agents import AgentEntry
+from .data_parts import send_data
 from .errors import ToolError
 from .tool_schema import SEND_NEEDS
 from .workspace import AgentsFile, Workspace
@@ -42,17 +43,18 @@ def opt_str(args: dict[str, Any], key: str) -> str:
     return v
 
 
-def send_args(args: dict[str, Any]) -> tuple[str, list[str], str, str]:
-    """A send's text, files, contextId and taskId."""
+def send_args(args: dict[str, Any]) -> tuple[str, list[str], dict[str, Any] | None, str, str]:
+    """A send's text, files, data (a JSON object, e.g. a filled form), contextId and taskId."""
     text = args.get("message")
     if text is not None and not isinstance(text, str):
         raise ToolError("message must be a string")
     files = args.get("files") or []
     if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
         raise ToolError("files must be a list of workspace paths")
-    if not text and not files:
+    data = send_data(args.get("data"))
+    if not text and not files and data is None:
         raise ToolError(SEND_NEEDS)
-    return text or "", files, opt_str(args, "contextId"), opt_str(args, "taskId")
+    return text or "", files, data, opt_str(args, "contextId"), opt_str(args, "taskId")
 
 
 def task_id_of(args: dict[str, Any], action: str) -> str:

@@ -19,8 +19,9 @@ MAX_MESSAGE = 1_000_000  # characters of a message
 MAX_REF = 200  # characters of a contextId or taskId
 MAX_PATH = 1000  # characters of one attached file's workspace path
 MAX_FILES = 50  # files attached to one send
+MAX_DATA = 64 * 1024  # bytes of a send's data (a JSON object) as UTF-8 JSON
 
-SEND_NEEDS = "send needs a message or files"  # the one rule across members: a send carries something
+SEND_NEEDS = "send needs a message, files or data"  # the one rule across members: a send carries something
 TARGET_HELP = "the chat target whose workspace, agents and hop count the action uses"
 # a value that must say something: not empty, not only blanks
 NOT_BLANK: dict[str, Any] = {"minLength": 1, "pattern": r"\S"}
@@ -28,7 +29,8 @@ NOT_BLANK: dict[str, Any] = {"minLength": 1, "pattern": r"\S"}
 
 @dataclass(frozen=True)
 class Argument:
-    """One argument of the tool. `max_length` caps a string, or each path of a list (`max_items` > 0).
+    """One argument of the tool. `max_length` caps a string, each path of a list (`max_items` > 0), or the JSON of
+    an object (`is_object`).
 
     `description` is what a model, an API host and the shell read; `label` and `help` are the console form's
     words for its owner; `flags` are the shell's option names; `needed_by` the actions that cannot go without it.
@@ -42,6 +44,7 @@ class Argument:
     flags: tuple[str, ...]
     max_items: int = 0
     needed_by: tuple[str, ...] = ()
+    is_object: bool = False
 
     @property
     def is_list(self) -> bool:
@@ -57,6 +60,8 @@ class Argument:
         if self.is_list:
             items = {"type": "string", **NOT_BLANK, "maxLength": self.max_length}
             return {"type": "array", "items": items, "maxItems": self.max_items, "description": self.description}
+        if self.is_object:  # its size is checked as JSON (`max_length` bytes), which a schema cannot say
+            return {"type": "object", "description": self.description}
         return {"type": "string", "maxLength": self.max_length, "description": self.description}
 
 
@@ -104,12 +109,22 @@ ARGUMENTS: tuple[Argument, ...] = (
         flags=("--file",),
         max_items=MAX_FILES,
     ),
+    Argument(
+        "data",
+        "a JSON object sent as a data part (send): the filled values of an agent's form, keyed by field name; "
+        f"at most {MAX_DATA:,} bytes as JSON",
+        MAX_DATA,
+        label="Data",
+        help="A JSON object sent as a data part, e.g. the values of an agent's form",
+        flags=("--data",),
+        is_object=True,
+    ),
 )
 ARGUMENT = {a.name: a for a in ARGUMENTS}
 
 
 def needs(action: str) -> tuple[str, ...]:
-    """The arguments `action` cannot go without (a send also needs a message or files: SEND_NEEDS)."""
+    """The arguments `action` cannot go without (a send also needs a message, files or data: SEND_NEEDS)."""
     return tuple(a.name for a in ARGUMENTS if action in a.needed_by)
 
 
@@ -117,10 +132,10 @@ TOOL_SCHEMA: dict[str, Any] = {
     "name": "a2a",
     "description": (
         "Use remote agents over the A2A protocol. action=agents lists them with their skills; action=send hands "
-        "one a message (and workspace files) and returns its answer, its question (answer with send and the "
-        "taskId), or, for long work, a note that the result will arrive in this conversation by itself; "
-        "action=status checks a task; action=cancel cancels one; action=unwatch stops watching one (the task goes "
-        "on at the agent; its result no longer comes here)."
+        "one a message (and workspace files, or data: a JSON object such as a filled form) and returns its answer, "
+        "its question (answer with send and the taskId), or, for long work, a note that the result will arrive in "
+        "this conversation by itself; action=status checks a task; action=cancel cancels one; action=unwatch stops "
+        "watching one (the task goes on at the agent; its result no longer comes here)."
     ),
     "parameters": {
         "type": "object",

@@ -7,6 +7,8 @@ from typing import Any
 from django import forms
 
 from a2aconsole.core.agents import NAME_MAX_LENGTH, NAME_PATTERN, is_http_url, is_origin, origin
+from a2aconsole.core.data_parts import send_data
+from a2aconsole.core.errors import ToolError
 from a2aconsole.core.tool_schema import ARGUMENTS, SEND_NEEDS, Argument
 
 
@@ -139,6 +141,8 @@ def send_field(arg: Argument) -> forms.Field:
         return MultipleFileField(max_count=arg.max_items, **common)
     if arg.name == "agent":  # picked from the chat's agents.json (the choices are set per form)
         return forms.ChoiceField(choices=(), **common)
+    if arg.is_object:  # a JSON object (a filled form's values: `web.data_forms` makes it from the form)
+        return forms.JSONField(max_length=arg.max_length, **common)
     widget = forms.Textarea(attrs={"rows": 4}) if arg.name == "message" else None
     return forms.CharField(max_length=arg.max_length, widget=widget, **common)
 
@@ -152,9 +156,14 @@ class SendForm(forms.Form):
         self.fields["agent"].choices = [(a, a) for a in agents]
 
     def clean(self) -> dict[str, Any]:
-        """The tool's rule: a send carries a message, files, or both."""
+        """The tool's rule: a send carries a message, files or data (a JSON object)."""
         data = super().clean()
-        if not (data.get("message") or "").strip() and not data.get("files"):
+        if data.get("data") is not None:
+            try:
+                send_data(data["data"])
+            except ToolError as e:
+                self.add_error("data", str(e))
+        if not (data.get("message") or "").strip() and not data.get("files") and data.get("data") is None:
             self.add_error("message", SEND_NEEDS)
         return data
 
@@ -162,7 +171,12 @@ class SendForm(forms.Form):
         """The valid form as the tool's `send` arguments, blanks left out; `files` are the uploads' workspace
         paths (the uploads saved first)."""
         values = {**self.cleaned_data, "files": files}
-        return {a.name: values[a.field] for a in ARGUMENTS if values.get(a.field)}
+        return {a.name: values[a.field] for a in ARGUMENTS if _given(a, values.get(a.field))}
+
+
+def _given(arg: Argument, value: Any) -> bool:
+    """Whether a form value is sent: a blank is left out, but an object is sent even empty (`{}` says "none")."""
+    return value is not None if arg.is_object else bool(value)
 
 
 SendForm.base_fields = {a.field: send_field(a) for a in ARGUMENTS}

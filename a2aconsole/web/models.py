@@ -276,6 +276,7 @@ class OutgoingMessage(models.Model):
     agent = models.CharField(max_length=40)
     text = models.TextField(blank=True)
     files = models.JSONField(default=list, blank=True, help_text="Workspace paths of the attached files")
+    data = models.JSONField(null=True, blank=True, help_text="A data part it carries (a filled form's values)")
     context_id = models.CharField(max_length=200, blank=True)
     task_id = models.CharField(max_length=200, blank=True, help_text="The task it answers, if any")
     state = models.CharField(max_length=20, choices=STATES, default=SENDING)

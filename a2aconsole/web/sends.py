@@ -43,6 +43,7 @@ class Parts:
     files: tuple[str, ...] = ()
     context_id: str = ""
     task_id: str = ""
+    data: dict[str, Any] | None = None  # a data part: a filled form's values
 
     def tool_args(self) -> dict[str, Any]:
         args: dict[str, Any] = {"agent": self.agent}
@@ -50,6 +51,8 @@ class Parts:
             args["message"] = self.text
         if self.files:
             args["files"] = list(self.files)
+        if self.data is not None:
+            args["data"] = self.data
         if self.context_id:
             args["contextId"] = self.context_id
         if self.task_id:
@@ -58,7 +61,7 @@ class Parts:
 
     @classmethod
     def of(cls, row: OutgoingMessage) -> Parts:
-        return cls(row.agent, row.text, tuple(row.files or ()), row.context_id, row.task_id)
+        return cls(row.agent, row.text, tuple(row.files or ()), row.context_id, row.task_id, row.data)
 
     @classmethod
     def from_args(cls, args: dict[str, Any]) -> Parts:
@@ -69,6 +72,7 @@ class Parts:
             tuple(args.get("files") or ()),
             args.get("contextId", ""),
             args.get("taskId", ""),
+            args.get("data"),
         )
 
     @classmethod
@@ -76,7 +80,8 @@ class Parts:
         """The parts of a message the history keeps (its `sent` event), for a new task: Re-send."""
         data = sent.data if isinstance(sent.data, dict) else {}
         files = tuple(f for f in data.get("files") or () if isinstance(f, str))
-        return cls(sent.agent, sent.text, files, sent.context_id if same_context else "")
+        sent_data = data.get("data") if isinstance(data.get("data"), dict) else None
+        return cls(sent.agent, sent.text, files, sent.context_id if same_context else "", data=sent_data)
 
 
 def stale_after() -> timedelta:
@@ -117,6 +122,7 @@ def create(target: str, parts: Parts) -> OutgoingMessage:
         agent=parts.agent,
         text=parts.text,
         files=list(parts.files),
+        data=parts.data,
         context_id=parts.context_id,
         task_id=parts.task_id,
     )

@@ -100,7 +100,7 @@ async def test_a_send_with_neither_message_nor_files_is_a_clear_400(host: Host, 
     for extra in ({}, {"message": ""}, {"message": "  \n"}, {"files": []}, {"message": " ", "files": []}):
         status, answer = await host.call({"action": "send", "agent": "echo", **extra})
         assert status == 400 and answer == {"error": answer["error"], "field": "message"}, extra
-        assert answer["error"].startswith("send needs a message or files"), answer
+        assert answer["error"].startswith("send needs a message, files or data"), answer
     assert echo.methods == []
 
 
@@ -117,7 +117,7 @@ def test_the_cli_sends_files_only_and_names_the_rule(
 
     assert a2a("send", "--agent", "echo", "--file", "a.txt")["state"] == "completed"
     assert [p.get("filename") for p in echo.received[0].parts] == ["a.txt"]
-    assert a2a("send", "--agent", "echo") == {"error": "send needs a message or files"}
+    assert a2a("send", "--agent", "echo") == {"error": "send needs a message, files or data"}
 
 
 async def test_a_null_member_is_a_400_naming_it(host: Host, echo: TestAgent) -> None:

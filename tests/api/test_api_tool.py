@@ -123,7 +123,7 @@ BAD_BODIES: list[tuple[Any, str | None, str]] = [
     ({"action": "send", "agent": "echo", "message": "hi", "task_id": "x"}, "task_id", "unknown field"),
     ({"agent": "echo"}, "action", "action is required"),
     ({"action": "explode"}, "action", "must be one of agents, send, status, cancel"),
-    ({"action": "send", "agent": "echo"}, "message", "send needs a message or files"),
+    ({"action": "send", "agent": "echo"}, "message", "send needs a message, files or data"),
     ({"action": "send", "message": "hi"}, "agent", "agent is required"),
     ({"action": "send", "agent": 7, "message": "hi"}, "agent", "agent must be a string"),
     ({"action": "status", "agent": "echo"}, "taskId", "taskId is required"),

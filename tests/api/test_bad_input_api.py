@@ -26,7 +26,7 @@ BAD_BODIES: list[tuple[Any, int, str | None, str]] = [
     ({}, 400, "action", "required"),
     ({"action": "delete"}, 400, "action", "one of"),
     ({"action": ["send"]}, 400, "action", "one of"),
-    ({"action": "send", "agent": "echo"}, 400, "message", "needs a message or files"),
+    ({"action": "send", "agent": "echo"}, 400, "message", "needs a message, files or data"),
     ({"action": "send", "agent": 7, "message": "hi"}, 400, "agent", "string"),
     ({"action": "send", "agent": "echo", "message": {"text": "hi"}}, 400, "message", "string"),
     ({"action": "send", "agent": "echo", "message": "hi", "files": "a.txt"}, 400, "files", "list"),

@@ -120,6 +120,17 @@ def test_message_outcome(workspace: Workspace) -> None:
     }
 
 
+def test_a_question_keeps_its_data_parts(workspace: Workspace) -> None:
+    """Before: the status message's data parts were taken and dropped: a question's form never showed."""
+    form = {"type": "form", "form": {"type": "object", "properties": {"name": {"type": "string"}}}}
+    status = TaskStatus(state=TaskState.TASK_STATE_INPUT_REQUIRED)
+    status.message.CopyFrom(Message(role=Role.ROLE_AGENT, parts=[Part(text="Fill this in"), new_data_part(form)]))
+    task = task_snapshot(Task(id="t-1", context_id="c-1", status=status))
+    out = task_outcome(task, "bot", workspace, 10)
+    assert out["question"] == "Fill this in" and out["messageData"] == [{"data": form}]
+    assert outcome_event(out)["data"]["dataParts"] == [{"data": form, "in": "message"}]
+
+
 def test_has_files_only_for_raw_parts() -> None:
     """Only outcomes that save files go to a thread: raw parts, in the status message or an artifact."""
     text = Task(id="t", status=TaskStatus(state=TaskState.TASK_STATE_COMPLETED))

@@ -464,7 +464,7 @@ async def test_send_unknown_agent_error(http, workspace: Workspace, echo: TestAg
     ("args", "expect"),
     [
         ({"message": "hi"}, "agent is required"),
-        ({"agent": "echo"}, "send needs a message or files"),
+        ({"agent": "echo"}, "send needs a message, files or data"),
         ({"agent": "echo", "message": 3}, "message must be a string"),
         ({"agent": "echo", "message": "hi", "files": "a.txt"}, "files must be a list"),
         ({"agent": "echo", "message": "hi", "taskId": 7}, "taskId must be a string"),

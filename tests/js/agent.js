@@ -16,10 +16,13 @@
 //
 // The command language is the Python test agent's (tests/support/agents.py): `hello ...` echoes,
 // `slow N`, `hold <gate>`, `steps <n> <gate> <end>`, `ask`, `auth`, `file`, `bigfile N`, `fail`, `message` (an answer `hold <gate>`
-// to a question is worked on silently until released: the task still shows the question). It exits when
+// to a question is worked on silently until released: the task still shows the question), `data` (a data part artifact)
+// and `form` (a question with a form data part; an answer with a data part completes echoing it), their JSON shared
+// with the Python agent (tests/support/data_parts.json). It exits when
 // stdin closes or on SIGTERM/SIGINT, so a killed test run leaves no node process behind.
 
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 
 import express from 'express';
 import { AgentEvent, DefaultPushNotificationSender, DefaultRequestHandler, InMemoryPushNotificationStore,
@@ -31,6 +34,10 @@ const PDF_BYTES = Buffer.concat([Buffer.from('%PDF-1.4\n% a2aconsole test file\n
 const CARD_PATH = '/.well-known/agent-card.json';
 const INTERRUPTED = new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED]);
 
+const PARTS = JSON.parse(readFileSync(new URL('../support/data_parts.json', import.meta.url), 'utf8'));
+const dataPart = (value) => ({ content: { $case: 'data', value }, mediaType: '', filename: '', metadata: undefined });
+/** JSON with sorted keys and no spaces, as the Python agent writes it. */
+const sortedJson = (value) => JSON.stringify(value, Object.keys(value).sort());
 const textPart = (value) => ({ content: { $case: 'text', value }, mediaType: 'text/plain', filename: '',
   metadata: undefined });
 
@@ -45,8 +52,9 @@ class Updater {
     Object.assign(this, { bus, taskId, contextId });
   }
 
-  status(state, text) {
+  status(state, text, more = []) {
     const message = text === undefined ? undefined : agentMessage(text, this.taskId, this.contextId);
+    if (message) message.parts.push(...more);
     this.bus.publish(AgentEvent.statusUpdate({ taskId: this.taskId, contextId: this.contextId,
       status: { state, message, timestamp: new Date().toISOString() }, metadata: undefined }));
   }
@@ -275,6 +283,12 @@ class TestAgent {
       if (existing && INTERRUPTED.has(existing.status?.state)) {
         // an answer `hold <gate>` is worked on silently (the task still shows the question) until released
         if (word === 'hold') await waitOrAbort(abort.signal, undefined, this.gate(rest).promise);
+        const answered = msg.parts.filter((p) => p.content?.$case === 'data').map((p) => p.content.value);
+        if (answered.length) { // a filled form: its values echoed, as text and as data
+          up.artifact('form answer', [dataPart({ received: answered[0] })]);
+          up.status(TaskState.TASK_STATE_COMPLETED, `got form: ${sortedJson(answered[0])}`);
+          return;
+        }
         up.artifact('answer', [textPart(`got answer: ${text}`)]);
         up.status(TaskState.TASK_STATE_COMPLETED, `got answer: ${text}`);
         return;
@@ -311,6 +325,11 @@ class TestAgent {
       up.status(S.TASK_STATE_COMPLETED, `${n} steps done`);
     } else if (word === 'ask') {
       up.status(S.TASK_STATE_INPUT_REQUIRED, 'Which colour?');
+    } else if (word === 'data') {
+      up.artifact('order', [dataPart(PARTS.data)]);
+      up.status(S.TASK_STATE_COMPLETED, 'here is the order');
+    } else if (word === 'form') {
+      up.status(S.TASK_STATE_INPUT_REQUIRED, 'Please fill in the expense form', [dataPart(PARTS.form)]);
     } else if (word === 'auth') {
       up.status(S.TASK_STATE_AUTH_REQUIRED, 'Please sign in at the agent');
     } else if (word === 'file') {

@@ -11,6 +11,10 @@ One scripted executor; the first word of the user's text picks the scenario:
                       (an answer `hold <gate>` first works until the gate is released)
 - `later <gate>`      works until the gate is released, then asks as `ask` does (a question the send's wait missed)
 - `auth`              asks for auth (auth-required)
+- `data`              completes with a data part artifact (`DATA`: nested objects, a list, scalars)
+- `form`              asks with a form data part (`FORM`, the A2A samples' `type: "form"` shape: input-required);
+                      an answer with a data part completes echoing it (`got form: <json>` and the values as data)
+- `rawform <json>`    asks with that JSON as its data part (a hostile form)
 - `file`              completes with a PDF file artifact plus a URL part
 - `bigfile <bytes>`   completes with a file artifact of that many bytes
 - `bigtext <chars> [gate]`  completes with a text artifact of that many characters (after `agent.release(gate)`)
@@ -43,12 +47,20 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
 import uvicorn
 from a2a.compat.v0_3.conversions import to_compat_agent_card
-from a2a.helpers import new_raw_part, new_task_from_user_message, new_text_message, new_text_part, new_url_part
+from a2a.helpers import (
+    new_data_part,
+    new_raw_part,
+    new_task_from_user_message,
+    new_text_message,
+    new_text_part,
+    new_url_part,
+)
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
@@ -80,6 +92,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 PDF_BYTES = b"%PDF-1.4\n% a2aconsole test file\n" + b"x" * 64
+# the data part of `data` and the form of `form`, shared with the JS agent (tests/js/agent.js)
+_PARTS = json.loads((Path(__file__).parent / "data_parts.json").read_text())
+DATA: dict[str, Any] = _PARTS["data"]
+FORM: dict[str, Any] = _PARTS["form"]
 
 
 @dataclass
@@ -197,6 +213,12 @@ class ScriptedExecutor(AgentExecutor):
             if word == "hold":  # an answer worked on until the test releases the gate
                 await up.start_work(up.new_agent_message([new_text_part(f"holding {gate}")]))
                 await self.agent.gate(gate).wait()
+            answered = [MessageToDict(p.data) for p in msg.parts if p.HasField("data")] if msg else []
+            if answered:  # a filled form: its values echoed, as text and as data
+                said = f"got form: {json.dumps(answered[0], sort_keys=True, separators=(',', ':'))}"
+                await up.add_artifact([new_data_part({"received": answered[0]})], name="form answer")
+                await up.complete(up.new_agent_message([new_text_part(said)]))
+                return
             await up.add_artifact([new_text_part(f"got answer: {text}")], name="answer")
             await up.complete(up.new_agent_message([new_text_part(f"got answer: {text}")]))
             return
@@ -228,6 +250,14 @@ class ScriptedExecutor(AgentExecutor):
             await up.requires_input(up.new_agent_message([new_text_part("Which colour?")]))
         elif word == "ask":
             await up.requires_input(up.new_agent_message([new_text_part("Which colour?")]))
+        elif word == "data":
+            await up.add_artifact([new_data_part(DATA)], name="order")
+            await up.complete(up.new_agent_message([new_text_part("here is the order")]))
+        elif word == "form":
+            form = up.new_agent_message([new_text_part("Please fill in the expense form"), new_data_part(FORM)])
+            await up.requires_input(form)
+        elif word == "rawform":
+            await up.requires_input(up.new_agent_message([new_data_part(json.loads(rest))]))
         elif word == "auth":
             await up.requires_auth(up.new_agent_message([new_text_part("Please sign in at the agent")]))
         elif word == "file":

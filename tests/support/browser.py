@@ -67,7 +67,8 @@ def owner_browser(url: str, width: int = 1100) -> Iterator[BrowserContext]:
 
 def shot(page: Page, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    # caret "initial": Playwright hides a caret with an inline style, which the console's CSP refuses (an error)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True, caret="initial")
 
 
 def send(page: Page, text: str) -> None:

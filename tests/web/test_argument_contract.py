@@ -15,6 +15,8 @@ from django.core.management.base import CommandError
 
 from a2aconsole.api.calls import NEEDS, BadCall, _member, call_schema, parse_call
 from a2aconsole.api.openapi import TOOL_PATH, openapi_document, tool_definition
+from a2aconsole.core.data_parts import send_data
+from a2aconsole.core.errors import ToolError
 from a2aconsole.core.tool_schema import (
     ACTIONS,
     ARGUMENT,
@@ -46,6 +48,9 @@ def test_the_tool_schema_is_the_contract_with_its_limits() -> None:
         assert spec["description"] == arg.description
         if arg.is_list:
             assert (spec["maxItems"], spec["items"]["maxLength"]) == (arg.max_items, arg.max_length)
+        elif arg.is_object:  # a schema caps no object's size as JSON: the description says it
+            assert spec == {"type": "object", "description": arg.description}
+            assert f"at most {arg.max_length:,} bytes as JSON" in arg.description
         else:
             assert spec["maxLength"] == arg.max_length
     assert (ARGUMENT["message"].max_length, ARGUMENT["files"].max_items) == (MAX_MESSAGE, MAX_FILES)
@@ -69,7 +74,7 @@ def test_every_argument_is_a_send_form_field_with_its_words_and_limits() -> None
     """Before: the form capped a message at 100,000 characters, the API at 1,000,000, and took any number of files."""
     fields = SendForm(agents=["echo"]).fields
     assert list(fields) == [a.field for a in ARGUMENTS]
-    assert [a.field for a in ARGUMENTS] == ["agent", "message", "context_id", "task_id", "files"]
+    assert [a.field for a in ARGUMENTS] == ["agent", "message", "context_id", "task_id", "files", "data"]
     for arg in ARGUMENTS:
         field = fields[arg.field]
         assert (field.label, field.help_text, field.required) == (arg.label, arg.help, "send" in arg.needed_by)
@@ -77,6 +82,8 @@ def test_every_argument_is_a_send_form_field_with_its_words_and_limits() -> None
             assert isinstance(field, MultipleFileField) and field.max_count == arg.max_items
         elif arg.name == "agent":  # a pick among the chat's agents: bounded by agents.json's names
             assert isinstance(field, forms.ChoiceField) and field.choices == [("echo", "echo")]
+        elif arg.is_object:
+            assert isinstance(field, forms.JSONField) and field.max_length == arg.max_length
         else:
             assert isinstance(field, forms.CharField) and field.max_length == arg.max_length
             assert field.widget.attrs["maxlength"] == str(arg.max_length)
@@ -112,6 +119,12 @@ def test_every_argument_is_a_cli_option_with_its_description_and_limit() -> None
         option = options[arg.name]
         assert tuple(option.option_strings) == arg.flags
         assert option.help is not None and option.help.startswith(arg.description)
+        if arg.is_object:  # JSON text of an object, its length capped
+            assert option.type('{"a": [1]}') == {"a": [1]}
+            for bad in ("[1]", "{nope", '{"x": "' + "x" * arg.max_length + '"}'):
+                with pytest.raises(argparse.ArgumentTypeError):
+                    option.type(bad)
+            continue
         assert option.type("x" * arg.max_length) == "x" * arg.max_length
         with pytest.raises(argparse.ArgumentTypeError):
             option.type("x" * (arg.max_length + 1))
@@ -133,6 +146,14 @@ def test_the_cli_refuses_over_the_limits_before_anything_is_sent() -> None:
 def test_a_limit_changed_in_the_contract_changes_every_way_in(arg: Argument) -> None:
     """Each way in derives its check from the Argument it is given: change the limit there and all follow."""
     changed = dataclasses.replace(arg, max_length=7, max_items=3 if arg.is_list else 0)
+    if arg.is_object:  # its cap is on the JSON: the tool's check, the shell's and the form's all take it
+        assert send_data({}, changed.max_length) == {}
+        with pytest.raises(ToolError):
+            send_data({"a": 12}, changed.max_length)
+        with pytest.raises(argparse.ArgumentTypeError):
+            a2a.json_object(changed)('{"a": 12}')
+        assert send_field(changed).max_length == 7
+        return
     schema = changed.schema()
     value = ["p" * 7] * 3 if arg.is_list else "p" * 7
     too_long = ["p" * 8] if arg.is_list else "p" * 8
@@ -153,7 +174,8 @@ def test_a_limit_changed_in_the_contract_changes_every_way_in(arg: Argument) -> 
 def test_the_api_checks_every_member_against_the_contract() -> None:
     for arg in ARGUMENTS:
         body = {"action": "send", "agent": "echo", "message": "hi"}
-        body[arg.name] = ["p" * (arg.max_length + 1)] if arg.is_list else "p" * (arg.max_length + 1)
+        too_long = "p" * (arg.max_length + 1)
+        body[arg.name] = [too_long] if arg.is_list else {"p": too_long} if arg.is_object else too_long
         with pytest.raises(BadCall) as refused:
             parse_call(body)
         assert refused.value.field == arg.name and str(arg.max_length) in refused.value.problem

@@ -85,7 +85,7 @@ async def test_files_only_send_from_the_console(
     assert len(sent) == 1 and "raw" in sent[0]  # the file alone, no empty text part
     before = len(agent.received)
     r = await send(owner, {"agent": "bot", "message": "  "})
-    assert r.status_code == 400 and "send needs a message or files" in r.text
+    assert r.status_code == 400 and "send needs a message, files or data" in r.text
     assert len(agent.received) == before
 
 

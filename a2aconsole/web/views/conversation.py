@@ -6,6 +6,7 @@ what the agent does then (the task, its status, the result a watch delivers) arr
 
 from __future__ import annotations
 
+import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from a2aconsole.core.files import atomic_write
 from a2aconsole.core.results import safe_file_name
 from a2aconsole.core.tool import CLIENT_OFF
 from a2aconsole.core.workspace import Workspace
-from a2aconsole.web import history, live, sends, task_index, threads
+from a2aconsole.web import data_forms, history, live, sends, task_index, threads
 from a2aconsole.web.forms import SendForm
 from a2aconsole.web.live.fragments import REPLY, outcomes, progress_lines
 from a2aconsole.web.models import ChatTarget, OutgoingMessage, TaskEvent
@@ -183,6 +184,8 @@ async def send(request: HttpRequest, target: str) -> HttpResponse:
     if request.method != "POST":
         return redirect("conversation", target=target)
     t = await sync_to_async(scope.target_or_404)(target)
+    if request.POST.get("form_answer"):
+        return await _form_answer(request, t)
     ws = Workspace(t.workspace)
     names = await sync_to_async(_agent_names)(ws)
     form = SendForm(request.POST, request.FILES, agents=names)
@@ -205,6 +208,44 @@ async def send(request: HttpRequest, target: str) -> HttpResponse:
             await sends.announce(gone)
     await sends.start(row)
     return await _sent(request, t, row)
+
+
+def _asked_form(target: str, agent: str, task_id: str) -> data_forms.DataForm | None:
+    """The form the task's latest question in this chat asks to fill in (None: none the console offers)."""
+    if not agent or not task_id:
+        return None
+    asked = TaskEvent.objects.filter(target=target, agent=agent, task_id=task_id, kind="question").order_by("-id")
+    ev = asked.only("data").first()
+    return data_forms.form_of(ev.data) if ev is not None else None
+
+
+async def _form_answer(request: HttpRequest, t: ChatTarget) -> HttpResponse:
+    """POST of an agent's form (`web/_data_form.html`): the values checked against the form the task asked, then
+    sent as a data part answering it; a wrong value sends the form back with what was typed and why."""
+    post = request.POST
+    agent, task_id, context_id = post.get("agent", ""), post.get("task_id", ""), post.get("context_id", "")
+    asked = await sync_to_async(_asked_form)(t.id, agent, task_id)
+    if asked is None:
+        return _refused(request, "this task asks no form the console can show; answer it in words")
+    if not scope.tool().settings.enabled:
+        return _refused(request, CLIENT_OFF)
+    values, checked = data_forms.answer(asked, post)
+    if checked.errors:
+        key = re.sub(r"[^A-Za-z0-9_-]", "", post.get("form_key", ""))[:80] or "answer"
+        ctx = {"df": checked, "agent": agent, "task_id": task_id, "context_id": context_id, "post_target": t.id}
+        ctx["form_key"] = key
+        if request.headers.get("HX-Request"):  # swapped in place of the form (htmx swaps 2xx answers only)
+            return await sync_to_async(render)(request, "web/_data_form.html", ctx)
+        page = {**ctx, "target": t, "title": f"Answer {agent}", "nav": "conversation"}
+        return await sync_to_async(render)(request, "web/data_answer.html", page, status=400)
+    row = await sync_to_async(sends.create)(t.id, sends.Parts(agent, "", (), context_id, task_id, values))
+    await sends.start(row)
+    return await _sent(request, t, row)
+
+
+def _refused(request: HttpRequest, reason: str) -> HttpResponse:
+    said = format_html('<p class="notice error" role="alert">Not sent: {}</p>', reason)
+    return HttpResponse(said, status=200 if request.headers.get("HX-Request") else 400)
 
 
 def _edited(value: str | None, target: str) -> OutgoingMessage | None:

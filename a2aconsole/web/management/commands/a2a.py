@@ -56,6 +56,22 @@ def capped(arg: Argument) -> Callable[[str], str]:
     return parse
 
 
+def json_object(arg: Argument) -> Callable[[str], dict[str, Any]]:
+    """An option's parser for a JSON object (`--data '{"date": "2026-12-06"}'`), its length capped."""
+
+    def parse(value: str) -> dict[str, Any]:
+        text = capped(arg)(value)
+        try:
+            found = json.loads(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(f"not JSON: {e}") from None
+        if not isinstance(found, dict):
+            raise argparse.ArgumentTypeError('a JSON object, e.g. {"amount": 12}')
+        return found
+
+    return parse
+
+
 class Command(BaseCommand):
     help = "Run one a2a tool action (agents, send, status, cancel, unwatch) and print its result as JSON."
 
@@ -73,6 +89,10 @@ class Command(BaseCommand):
                     type=capped(arg),
                     metavar="PATH",
                     help=f"{arg.description}; one path each, at most {arg.max_items} (repeatable)",
+                )
+            elif arg.is_object:
+                parser.add_argument(
+                    *arg.flags, dest=arg.name, type=json_object(arg), metavar="JSON", help=arg.description
                 )
             else:
                 parser.add_argument(
