@@ -68,11 +68,12 @@ def test_stop_watching_on_the_task_page_asks_first(page: Page) -> None:
     task = f"t-page-{width(page)}"
     page.goto(f"/tasks/down/{task}/?target=console")
     live(page)
+    expect(page.locator("#task-state .quiet")).to_contain_text(since())  # its agent is down
     page.get_by_label("Stop watching the task…").click()
     ask = page.get_by_role("button", name="Yes, stop watching the task")
     expect(ask).to_be_visible()
-    expect(page.locator("#task-answer")).not_to_contain_text("Stopped watching")  # the first click stops nothing
     shot(page, f"task-unwatch-confirm-{width(page)}")
+    expect(page.locator("#task-answer")).not_to_contain_text("Stopped watching")  # the first click stops nothing
     ask.click()
     expect(page.locator("#task-answer")).to_contain_text("Stopped watching")
     expect(page.locator("#timeline-log")).to_contain_text("Stopped watching (by you, ")  # the live update
