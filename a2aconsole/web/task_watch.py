@@ -1,8 +1,14 @@
-"""Whether a chat watches a task now, as its task page asks (the Stop watching button), read from `pending.json`
-through the pages' cache: the files are the truth."""
+"""Whether a chat watches a task now, and what its watch says of the agent, as the task page and the Tasks rows ask
+(the Stop watching button, "last heard 21:04"), read from `pending.json` through the pages' cache: the files are
+the truth; the watch registry's rows (`views.watches.live_watches`) add what this process's followers know now."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from datetime import UTC, datetime
+from typing import Any
+
+from a2aconsole.core.heard import News, news_of
 from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.watch_control import same_watch
 from a2aconsole.web import pending_cache
@@ -17,3 +23,22 @@ def watch_of(agent: str, task_id: str, target: str) -> WatchRecord | None:
             if r.undelivered is None and same_watch(r, target, agent, task_id):
                 return r
     return None
+
+
+def news_of_tasks(
+    tasks: Collection[tuple[str, str]], live: dict[str, dict[str, Any]] | None = None
+) -> dict[tuple[str, str], News]:
+    """What the active watch of each of these (agent, task id) says of its agent (`heard.news_of`, as on the watch
+    table: the registry's row in `live` by watch id, else the record); a task nobody watches is not in it."""
+    from a2aconsole.web.views import scope
+
+    wanted, now = set(tasks), datetime.now(UTC)
+    found: dict[tuple[str, str], News] = {}
+    if not wanted:
+        return found
+    for ws in scope.all_workspaces():
+        for r in pending_cache.read_pending(ws).records:
+            key = (r.agent, r.task_id)
+            if r.undelivered is None and key in wanted and key not in found:
+                found[key] = news_of((live or {}).get(r.watch_id) or {}, r.extra, now)
+    return found

@@ -34,7 +34,7 @@ async def test_rows_say_last_heard_and_no_news_past_the_threshold(ws: Workspace,
     html = (await owner.get("/watches/")).content.decode()
     quiet = html[html.index('id="watch-wq"') : html.index("</tr>", html.index('id="watch-wq"'))]
     fresh = html[html.index('id="watch-wn"') : html.index("</tr>", html.index('id="watch-wn"'))]
-    assert f'class="small quiet" role="status">no news since {hhmm(long_ago)} (agent &quot;bot&quot;' in quiet
+    assert f'class="small quiet heard" role="status">no news since {hhmm(long_ago)} (agent &quot;bot&quot;' in quiet
     assert "&lt;b&gt;x&lt;/b&gt;" in quiet and "<b>x</b>" not in quiet  # the agent's bytes, escaped
     assert f"last heard {hhmm(just_now)}" in fresh and "no news" not in fresh  # a failure, not news yet
 

@@ -12,6 +12,7 @@ from a2aconsole.web import history, task_index, task_watch
 from a2aconsole.web.live import Changes, LivePage, Tab, register
 from a2aconsole.web.live.fragments import TASK_ANSWER, delete, outcomes
 from a2aconsole.web.models import TaskEvent
+from a2aconsole.web.views import watches
 
 
 @register("task")
@@ -23,6 +24,10 @@ class TaskLive(LivePage):
         if params.get("agent") and params.get("task"):
             return [task_group(params["agent"], params["task"])]
         return None
+
+    async def prepare(self, tab: Tab) -> None:
+        """The watch registry's row of the task: when its agent last answered, as the watch table has it."""
+        tab.prepared["live"] = await watches.live_watches({(tab.params["agent"], tab.params["task"])})
 
     def _events(self, params: dict[str, str]) -> Any:
         return TaskEvent.objects.filter(agent=params["agent"], task_id=params["task"])
@@ -36,6 +41,7 @@ class TaskLive(LivePage):
     def _ctx(self, tab: Tab, events: list[TaskEvent], states: list[str], context_id: str) -> dict[str, Any]:
         p = tab.params
         finished = bool(states) and states[-1] in history.TERMINAL
+        task = (p["agent"], p["task"])
         return {
             "events": events,
             "open_ids": history.open_question_ids(events),
@@ -47,6 +53,7 @@ class TaskLive(LivePage):
             "finished": finished,
             "resendable": history.resendable(p["agent"], p["task"], finished),
             "watched": task_watch.watch_of(p["agent"], p["task"], p.get("target", "")) is not None,
+            "news": task_watch.news_of_tasks({task}, tab.prepared.get("live")).get(task),
             "progress": task_index.task_progress(p["agent"], p["task"], states[-1] if states else "unknown"),
             "full_dates": True,
             "answer_target": TASK_ANSWER,

@@ -14,6 +14,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
+from asgiref.sync import sync_to_async
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -21,9 +22,9 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from a2aconsole.web import asked, history, links, live, task_index, task_search
+from a2aconsole.web import asked, history, links, live, task_index, task_search, task_watch
 from a2aconsole.web.models import TaskRecord
-from a2aconsole.web.views.watches import KEYS
+from a2aconsole.web.views.watches import KEYS, live_watches
 
 TOKENS = re.compile(r'"([^"]+)"|(\S+)')
 PAGE_SIZE = 25  # rows a page shows: what a page costs, whatever the number of tasks
@@ -141,8 +142,12 @@ def _sorted(qs: QuerySet[TaskRecord], sort: str) -> QuerySet[TaskRecord] | ByDur
     return qs.order_by(order, "-id" if sort.startswith("-") else "id")
 
 
-def listing(q: str = "", sort: str = "", page: str | int = 1) -> dict[str, Any]:
-    """Everything the table shows: one page of the tasks matching `q`, sorted by `sort`, and how to go on."""
+def listing(
+    q: str = "", sort: str = "", page: str | int = 1, live_rows: dict[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """Everything the table shows: one page of the tasks matching `q`, sorted by `sort`, and how to go on.
+    `live_rows`: the watch registry's rows (`live_watches`), by which a followed task's row says when its agent
+    last answered (without them, as its watch's record last kept it)."""
     query = TaskQuery.parse(q)
     errors = list(query.errors)
     if sort and sort.lstrip("-") not in SORTS:
@@ -155,6 +160,9 @@ def listing(q: str = "", sort: str = "", page: str | int = 1) -> dict[str, Any]:
     now = timezone.now()
     today = timezone.localdate(now)
     rows = [_row(r, now, today) for r in current.object_list]
+    news = task_watch.news_of_tasks({(r["agent"], r["task_id"]) for r in rows if r["running"]}, live_rows)
+    for r in rows:
+        r["news"] = news.get((r["agent"], r["task_id"]))
     return {
         "rows": rows,
         "page": current,
@@ -229,26 +237,31 @@ def _row(r: TaskRecord, now: datetime, today: date) -> dict[str, Any]:
     }
 
 
-def page(request: HttpRequest) -> HttpResponse:
+async def page(request: HttpRequest) -> HttpResponse:
     g = request.GET
-    ctx = listing(g.get("q", ""), g.get("sort", ""), g.get("page", 1))
+    ctx = await sync_to_async(listing)(g.get("q", ""), g.get("sort", ""), g.get("page", 1), await live_watches())
     query = urlencode({"q": ctx["q"], "sort": ctx["sort"], "page": ctx["page"].number})
     ctx.update(nav="tasks", title="Tasks", ws_url=f"/ws/console/tasks/?{query}")
-    return render(request, "web/tasks.html", ctx)
-
-
-def live_fragment(params: dict[str, str]) -> str:
-    """The table again for an open tab (the consumer's render hook): same search, sort and page."""
-    ctx = listing(params.get("q", ""), params.get("sort", ""), params.get("page", 1))
-    return render_to_string("web/tasks.html#task-table", {**ctx, "oob": True})
+    return await sync_to_async(render)(request, "web/tasks.html", ctx)
 
 
 @live.register("tasks")
 class TasksLive(live.LivePage):
     """The Tasks page: its table again for the tab's search, sort and page (25 rows, a few KB)."""
 
+    async def prepare(self, tab: live.Tab) -> None:
+        """The registry's rows of the tasks the tab shows and of those just changed (a new row is one), not of
+        every watch: the table is rendered again at each change."""
+        shown: set[tuple[str, str]] | None = tab.memo.get("tasks")
+        changed = tab.changes.tasks if tab.changes is not None else set()
+        tab.prepared["live"] = await live_watches(None if shown is None else shown | changed)
+
     def full(self, tab: live.Tab) -> list[str]:
-        return [live_fragment(tab.params)]
+        """The table again for the tab's search, sort and page."""
+        p = tab.params
+        ctx = listing(p.get("q", ""), p.get("sort", ""), p.get("page", 1), tab.prepared.get("live"))
+        tab.memo["tasks"] = {(r["agent"], r["task_id"]) for r in ctx["rows"]}
+        return [render_to_string("web/tasks.html#task-table", {**ctx, "oob": True})]
 
     def progress_mark(self, params: dict[str, str]) -> Any:
         return task_index.progress_at()

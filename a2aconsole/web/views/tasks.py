@@ -14,7 +14,7 @@ from a2aconsole.core.results import json_preview
 from a2aconsole.web import history, live, task_index, task_watch
 from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import TaskEvent
-from a2aconsole.web.views import conversation, scope
+from a2aconsole.web.views import conversation, scope, watches
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,10 @@ def context(
     task_id: str,
     outcome: dict[str, Any] | None = None,
     raw_task: dict[str, Any] | None = None,
+    live_rows: dict[str, dict[str, Any]] | None = None,
 ) -> dict:
+    """The page's context; `live_rows`: the watch registry's rows of the task (`watches.live_watches`), by which its
+    watch says when the agent last answered (without them, as its record last kept it)."""
     events = history.timeline(agent, task_id)
     target = _target_of(request, events)
     states = [ev.state for ev in events if ev.state]
@@ -57,6 +60,7 @@ def context(
         "finished": finished,
         "resendable": history.resendable(agent, task_id, finished),
         "watched": task_watch.watch_of(agent, task_id, target) is not None,
+        "news": task_watch.news_of_tasks({(agent, task_id)}, live_rows).get((agent, task_id)),
         "progress": task_index.task_progress(agent, task_id, state),
         "full_dates": True,
         "answer_target": "#task-answer",  # an answer (in the panel or the timeline) comes back as the panel
@@ -105,15 +109,17 @@ async def fetch_raw_task(agent: str, task_id: str, target: str) -> dict[str, Any
     return json_preview(task, cut=tool.scrubbers.for_workspace(ws).cut)
 
 
-def page(request: HttpRequest, agent: str, task_id: str) -> HttpResponse:
-    return render(request, "web/task.html", context(request, agent, task_id))
+async def page(request: HttpRequest, agent: str, task_id: str) -> HttpResponse:
+    live_rows = await watches.live_watches({(agent, task_id)})
+    ctx = await sync_to_async(context)(request, agent, task_id, live_rows=live_rows)
+    return await sync_to_async(render)(request, "web/task.html", ctx)
 
 
 async def act(request: HttpRequest, agent: str, task_id: str) -> HttpResponse:
     """POST re-check (`status`), cancel or stop watching (`unwatch`) through the tool; the answer is shown on the
     task page."""
     if request.method != "POST":
-        return await sync_to_async(page)(request, agent, task_id)
+        return await page(request, agent, task_id)
     what = request.POST.get("action", "")
     target = request.POST.get("target") or (await sync_to_async(scope.console_target)()).id
     raw = None
@@ -125,7 +131,8 @@ async def act(request: HttpRequest, agent: str, task_id: str) -> HttpResponse:
         answer = {"error": f"unknown action {what!r}"}
     if request.headers.get("HX-Request") and request.headers.get("HX-Target") == "chat-log":  # a chat's task card
         return await conversation.chat_log(request, await sync_to_async(scope.target_or_404)(target))
-    ctx = await sync_to_async(context)(request, agent, task_id, answer, raw)
+    live_rows = await watches.live_watches({(agent, task_id)})
+    ctx = await sync_to_async(context)(request, agent, task_id, answer, raw, live_rows)
     labels = {"status": "Re-check", "cancel": "Cancel", "unwatch": "Stop watching"}
     ctx.update(answer=answer, answer_label=labels.get(what, what))
     if request.headers.get("HX-Request"):
