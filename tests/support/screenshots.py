@@ -5,7 +5,8 @@
 Starts the real console (`manage.py serve`, push to itself) in a temporary folder with two real a2a-sdk agents
 (`bot`: push and streaming, with a key; `poet`: streaming only), then drives a real Chromium as the owner:
 finished tasks, a failed one, a question waiting for an answer, running tasks (watches by push and by stream),
-a conversation, the inbox, an agents.json conflict, and takes a full-page shot of each page
+a conversation (with a data part and a form question), the inbox, an agents.json conflict, and takes a
+full-page shot of each page
 (`tests.support.browser.shot`, as the browser tests do; they write there too, with these names for some), then
 each page again as `<page>-<desktop|phone>-<light|dark>.png` (1280 px and 390x844, each color scheme).
 Prints the files written. About a minute.
@@ -102,7 +103,9 @@ def main() -> None:
             ask(page, "bot", "fail", "failed")
             ask(page, "bot", "hold lisbon-flights", "working")  # runs on: a watch by push
             ask(page, "poet", "hold sonnet", "working")  # a watch by stream
+            ask(page, "bot", "data", "completed")  # a data part, shown as keys and values
             ask(page, "bot", "ask", "input-required")  # a question waiting in the inbox
+            ask(page, "bot", "form", "input-required")  # a question that is a form to fill
 
             pages = [
                 ("/", "dashboard", True),
