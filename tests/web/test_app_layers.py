@@ -69,6 +69,10 @@ def test_live_imports_no_view() -> None:
     own live page, so the views use `web.live` and never the reverse."""
     assert importers_of("web/live", "a2aconsole.web.views") == {}
     assert "a2aconsole.web.live" in importers_of("web/views", "a2aconsole.web.live")["web/views/dashboard.py"]
+    # the event fan-out and the socket routes, beside web/live/ (sends, delivery, the worker and the API use them)
+    for name in ("broadcast.py", "routing.py"):
+        found = imports_in((ROOT / "web" / name).read_text(encoding="utf-8"), "a2aconsole.web")
+        assert not [m for m in found if m.startswith("a2aconsole.web.views")], name
 
 
 PAGES_AT_START = """
