@@ -44,8 +44,10 @@ def _send_to(page: Page, agent: str, text: str) -> None:
 
 @pytest.mark.parametrize("agent", ["bot", "jsbot"])
 def test_a_data_part_reads_as_keys_and_values_with_a_json_toggle(page: Page, agent: str) -> None:
-    _send_to(page, agent, "data")
-    result = page.locator("#chat-log li.kind-result").last
+    said = f"data {agent}-{width(page)}"  # this test's own message: the results of the others may still arrive
+    _send_to(page, agent, said)
+    sent = page.locator("#chat-log li.kind-sent", has_text=said).last
+    result = sent.locator("xpath=following-sibling::li[contains(@class, 'kind-result')][1]")
     part = result.locator(".data-part")
     expect(part.locator(".kv-view dl.kv > dt").first).to_have_text("customer")
     expect(part.locator(".kv-view")).to_contain_text("Ada <b>Lovelace</b>")  # the agent's HTML as text

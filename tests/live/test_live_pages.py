@@ -77,7 +77,7 @@ def test_task_page_recheck_shows_the_task_and_adds_nothing_twice(
     expect(page.locator("#task-answer [data-task-state]")).to_have_text("working")
     expect(page.locator("#task-raw summary")).to_contain_text("as the agent returned it just now")
     bot.release("task1")
-    expect(page.locator("#task-state")).to_have_text("completed")  # live, no reload
+    expect(page.locator("#task-state [data-task-state]")).to_have_text("completed")  # live, no reload
     expect(page.locator("#task-answer [data-task-state]")).to_have_text("completed")
     expect(page.locator("#timeline")).to_contain_text("released task1")
     expect(page.get_by_label("Cancel the task…")).to_have_count(0)
@@ -369,7 +369,7 @@ def test_progress_shows_live_on_the_watch_row_the_timeline_and_the_conversation(
         expect(task.locator("#task-progress")).to_contain_text(last)
         live(task)
         bot.release("prog1end")
-        expect(task.locator("#task-state")).to_have_text("completed")
+        expect(task.locator("#task-state [data-task-state]")).to_have_text("completed")
         expect(task.locator("#task-progress")).to_be_hidden()
         expect(id_in(watches.locator("#watch-table"), task_id)).to_have_count(0)
         expect(page.locator("#chat-log")).to_contain_text("3 steps done")
@@ -430,7 +430,7 @@ def test_an_answer_given_on_a_task_page_comes_back_as_its_answer_panel(
     assert duplicate_ids(page) == []
     bot.release("ta1")
     expect(panel.locator("[data-task-state]")).to_have_text("completed")
-    expect(page.locator("#task-state")).to_have_text("completed")
+    expect(page.locator("#task-state [data-task-state]")).to_have_text("completed")
     assert duplicate_ids(page) == [] and errors == []
 
 
@@ -444,10 +444,10 @@ def test_cancel_on_the_task_page_asks_first(page: Page, server: ConsoleServer, b
     ask = page.get_by_role("button", name="Yes, cancel the task")
     expect(ask).to_be_visible()
     expect(page.locator("#task-answer")).not_to_contain_text("canceled")  # the first click sends nothing
-    expect(page.locator("#task-state")).to_have_text("working")
+    expect(page.locator("#task-state [data-task-state]")).to_have_text("working")
     shot(page, "task-cancel-confirm")
     ask.click()
     expect(page.locator("#task-answer")).to_contain_text("canceled")
-    expect(page.locator("#task-state")).to_have_text("canceled")
+    expect(page.locator("#task-state [data-task-state]")).to_have_text("canceled")
     expect(page.get_by_label("Cancel the task…")).to_have_count(0)
     assert errors == []
