@@ -130,6 +130,36 @@ async def test_watch_push_delivers_follow_up(make_sdk_agent, workspace, remote, 
         await eventually(lambda: "DeleteTaskPushNotificationConfig" in agent.methods, what="push config removal")
 
 
+async def test_watch_push_refused_polls_and_says_why_once(
+    make_sdk_agent, workspace, remote, clock, registry_for
+) -> None:
+    """An agent whose SSRF guard refuses the console's loopback push URL: both watches poll instead, their records
+    say poll, and the refusal is kept once for the agent, in the agent's words."""
+    agent = make_sdk_agent(streaming=False, safe_push_urls=True)
+    use_agent(workspace, agent)
+    reg, delivery, _ = registry_for(workspace, push_base_url="http://127.0.0.1:9")
+    first = await start_task(remote, workspace, "bot", "hold a")
+    second = await start_task(remote, workspace, "bot", "hold b")
+    for task in (first, second):
+        await reg.arm(workspace, await add_record(workspace, task, "bot", clock, source="poll"))
+    await clock.until(lambda s: len(s) == 2)  # both in their first poll nap
+    assert agent.methods.count("CreateTaskPushNotificationConfig") == 2
+    assert {r.source for r in workspace.read_pending().records} == {"poll"}
+    assert {w["source"] for w in reg.snapshot()} == {"poll"}
+    assert all(not w["lastError"] for w in reg.snapshot())  # the agent answered: a refusal, not a failed call
+    [refusal] = reg.push_refusals.all()
+    assert (refusal.agent, refusal.source) == ("bot", "poll")
+    said = "Invalid push notification URL" if isinstance(agent, TestAgent) else "127.0.0.1 is a loopback"
+    assert said in refusal.reason and len(refusal.reason) <= 200 and not refusal.reason.startswith("agent ")
+    assert refusal.text.startswith("push refused by the agent: ") and refusal.text.endswith("; following by polling")
+
+    agent.release("a")
+    await eventually(lambda: first.id in agent.finished, what="the agent to finish")
+    await clock.advance(15)
+    [(_, text)] = await delivery.wait_for(1)
+    assert "released a" in text
+
+
 async def test_watch_push_bad_token_rejected(make_sdk_agent, workspace, remote, clock, registry_for) -> None:
     agent = make_sdk_agent(streaming=False)
     use_agent(workspace, agent)
