@@ -357,6 +357,7 @@ class WatchRegistry:
                     "checkedAt": w.checked_at.isoformat() if w.checked_at else None,
                     "heardAt": w.heard_at.isoformat() if w.heard_at else None,
                     "quietAfter": w.quiet_after,
+                    "pushRefused": self._refused_text(w),
                 }
             )
         return rows
@@ -674,6 +675,11 @@ class WatchRegistry:
 
     async def follow_event(self, follower: Follower, kind: str, **kw: Any) -> None:
         await self._emit(self._event(kind, follower.ws, follower.record, **kw))
+
+    def _refused_text(self, w: Follower) -> str:
+        """What a watch row says of its agent's push refusal ("" when it follows by push, or nothing was refused)."""
+        refusal = self.push_refusals.of(str(w.ws.root), w.record.agent) if w.source != "push" else None
+        return refusal.text if refusal is not None else ""
 
     def push_answer(self, follower: Follower, error: str, fallback: str) -> None:
         """Keep the agent's refusal of a push config (scrubbed, then cut), or forget it once one is accepted."""

@@ -142,7 +142,7 @@ async def test_watch_push_refused_polls_and_says_why_once(
     second = await start_task(remote, workspace, "bot", "hold b")
     for task in (first, second):
         await reg.arm(workspace, await add_record(workspace, task, "bot", clock, source="poll"))
-    await clock.until(lambda s: len(s) == 2)  # both in their first poll nap
+    await clock.until(lambda s: s.count(15.0) == 2)  # both in their first poll nap
     assert agent.methods.count("CreateTaskPushNotificationConfig") == 2
     assert {r.source for r in workspace.read_pending().records} == {"poll"}
     assert {w["source"] for w in reg.snapshot()} == {"poll"}
