@@ -20,25 +20,30 @@ SETTINGS = ClientSettings(wait_seconds=0.2, card_timeout_seconds=3, call_timeout
 SAID = "push refused by the agent: "
 
 
-@pytest.mark.django_db(transaction=True)
-async def test_refused_push_is_said_on_each_row_and_once_on_the_dashboard(
-    ws: Workspace, console_target: ChatTarget, make_sdk_agent, remote: Any, owner: AsyncClient
-) -> None:
+@pytest.fixture
+def refusing(ws: Workspace, make_sdk_agent) -> Any:
+    """An agent "bot" in agents.json whose SSRF guard refuses the console's loopback push URL; it polls."""
     agent = make_sdk_agent(streaming=False, safe_push_urls=True)
     ws.save_agents([{"name": "bot", "url": agent.url}], None)
-    clock, events = SignalClock(), WaitableSink(ChannelsBroadcast())
-    async with fresh_runtime(client_settings=SETTINGS, events=events, clock=clock) as rt:
+    return agent
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_refused_push_is_said_on_each_row_and_once_on_the_dashboard(
+    ws: Workspace, console_target: ChatTarget, refusing: Any, remote: Any, owner: AsyncClient
+) -> None:
+    clock = SignalClock()
+    async with fresh_runtime(client_settings=SETTINGS, events=WaitableSink(ChannelsBroadcast()), clock=clock) as rt:
         registry = await rt.start_registry([ws])
-        for gate in ("r1", "r2"):
-            task = await start_task(remote, ws, "bot", f"hold {gate}")
+        for task in [await start_task(remote, ws, "bot", f"hold {gate}") for gate in ("r1", "r2")]:
             await registry.arm(ws, await add_record(ws, task, "bot", clock, target="console"))
         await clock.until(lambda s: s.count(15.0) == 2)  # both in their first poll nap
         hostile = PushRefusal(str(ws.root), "evil", "<b>x</b>" * 3, "subscribe", clock.now())
         registry.push_refusals.refused(hostile)  # another agent, in words of its own
         watches = (await owner.get("/watches/")).content.decode()
         dashboard = (await owner.get("/")).content.decode()
-        agent.release("r1")
-        agent.release("r2")
+        refusing.release("r1")
+        refusing.release("r2")
 
     rows = [
         watches[i : watches.index("</tr>", i)] for i in range(len(watches)) if watches.startswith('<tr id="watch-', i)
