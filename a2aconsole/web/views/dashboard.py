@@ -81,8 +81,19 @@ def _page_context(refused: list[PushRefusal]) -> dict[str, Any]:
     }
 
 
+async def push_problem() -> str:
+    """Why the console's own push base does not reach it (`push_check.py`), "" when it does or push is off."""
+    from a2aconsole.web.runtime import loop_runtime
+
+    rt = loop_runtime()  # the serving process asked at its start (`start_worker`)
+    check = rt.push_check if rt is not None else None
+    answer = await check.result() if check is not None else None
+    return answer.problem if answer is not None else ""
+
+
 async def page(request: HttpRequest) -> HttpResponse:
     ctx = await sync_to_async(_page_context)(push_refusals())
+    ctx["push_problem"] = await push_problem()
     return await sync_to_async(render)(request, "web/dashboard.html", ctx)
 
 
