@@ -30,8 +30,13 @@ class PushRefusal:
 
     @property
     def text(self) -> str:
-        """`push refused by the agent: <reason>; following by polling`."""
-        return f"push refused by the agent: {self.reason}; following by {FALLBACK_WORDS.get(self.source, self.source)}"
+        """`push refused by the agent: <reason>; following by polling` (the source its watch fell back to)."""
+        return self.said(self.source)
+
+    def said(self, source: str) -> str:
+        """The refusal as a watch row says it, with the source that watch follows now (a stream that failed 3 times
+        went on polling since)."""
+        return f"push refused by the agent: {self.reason}; following by {FALLBACK_WORDS.get(source, source)}"
 
 
 def refusal_reason(error: str, action: str = "push setup") -> str:

@@ -679,7 +679,7 @@ class WatchRegistry:
     def _refused_text(self, w: Follower) -> str:
         """What a watch row says of its agent's push refusal ("" when it follows by push, or nothing was refused)."""
         refusal = self.push_refusals.of(str(w.ws.root), w.record.agent) if w.source != "push" else None
-        return refusal.text if refusal is not None else ""
+        return refusal.said(w.source) if refusal is not None else ""
 
     def push_answer(self, follower: Follower, error: str, fallback: str) -> None:
         """Keep the agent's refusal of a push config (scrubbed, then cut), or forget it once one is accepted."""

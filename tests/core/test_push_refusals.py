@@ -18,7 +18,9 @@ def test_one_entry_per_agent_the_latest() -> None:
     kept.refused(refusal("a", "first"))
     kept.refused(refusal("a", "second", "subscribe"))
     assert [(r.agent, r.reason) for r in kept.all()] == [("a", "second")]
-    assert kept.of("/ws", "a").text == "push refused by the agent: second; following by stream"  # type: ignore[union-attr]
+    latest = kept.of("/ws", "a")
+    assert latest is not None and latest.text == "push refused by the agent: second; following by stream"
+    assert latest.said("poll") == "push refused by the agent: second; following by polling"  # as its row says now
 
 
 def test_bounded_oldest_forgotten_and_accepted_forgets() -> None:

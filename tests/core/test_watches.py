@@ -9,6 +9,8 @@ import json
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from a2aconsole.core.chat import ChatTarget
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files import atomic_write
@@ -398,10 +400,14 @@ async def test_stream_cap_reopens_without_counting_a_failure(
     assert "released cap" in text
 
 
-async def test_three_stream_failures_fall_back_to_polling(make_agent, workspace, remote, clock, registry_for) -> None:
-    agent = make_agent(push=False, drop_streams=True)
+@pytest.mark.parametrize("refused", [False, True], ids=["no-push", "push-refused"])
+async def test_three_stream_failures_fall_back_to_polling(
+    make_agent, workspace, remote, clock, registry_for, refused: bool
+) -> None:
+    """Also after a refused push: its row then says it follows by polling, not by the stream it fell back to first."""
+    agent = make_agent(push=refused, drop_streams=True, safe_push_urls=refused)
     use_agent(workspace, agent)
-    reg, delivery, sink = registry_for(workspace)
+    reg, delivery, sink = registry_for(workspace, push_base_url="http://127.0.0.1:9" if refused else None)
     task = await start_task(remote, workspace, "bot", "hold drop")
     rec = await add_record(workspace, task, "bot", clock, source="subscribe")
     await reg.arm(workspace, rec)
@@ -414,6 +420,8 @@ async def test_three_stream_failures_fall_back_to_polling(make_agent, workspace,
     assert agent.methods.count("SubscribeToTask") == 3
     assert workspace.read_pending().records[0].source == "poll"
     assert reg.snapshot()[0]["source"] == "poll"
+    said = reg.snapshot()[0]["pushRefused"]
+    assert said.endswith("; following by polling") if refused else said == ""
     assert any(e.kind == "watch.update" and e.data.get("source") == "poll" for e in sink.events)
     agent.release("drop")
     await eventually(lambda: task.id in agent.finished)
