@@ -132,6 +132,11 @@ class FollowHost(Protocol):
         """Write when the agent last answered and why its last call failed (`heard.py`) to the record."""
         ...
 
+    def push_answer(self, follower: Follower, error: str, fallback: str) -> None:
+        """The agent's answer to the follower's push config: `error` the refusal's text ("": accepted), and
+        `fallback` the source followed instead (`push_refusals.py`)."""
+        ...
+
 
 class Follower:
     """Follows one watch's task; the registry keeps one per watch (its fields are benchmarked per watch)."""
@@ -350,9 +355,13 @@ class Follower:
                         self.record.watch_id,
                     )
             except RemoteError as e:
-                self._note_error(e)
                 want = "subscribe" if conn.streaming else "poll"
+                if e.kind in ("network", "timeout"):  # not heard: a passing failure, tried again at the next start
+                    self._note_error(e)
+                else:  # the agent answered, and refused (an SSRF guard on the URL, push off): said once per agent
+                    self.host.push_answer(self, str(e), want)
             else:
+                self.host.push_answer(self, "", "push")
                 return "push"
         if want != self.source:
             await self._set_source(want, "")
@@ -747,6 +756,9 @@ class SendHost:
 
     async def save_heard(self, follower: Follower) -> None:
         return None  # a send's wait is short: the watch that takes it over keeps its news
+
+    def push_answer(self, follower: Follower, error: str, fallback: str) -> None:
+        return None  # a send's wait sets up no push: the watch that takes it over does
 
     async def follow_event(self, follower: Follower, kind: str, **kw: Any) -> None:
         if self._emit is not None:

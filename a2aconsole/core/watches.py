@@ -50,6 +50,7 @@ from .pending import WatchRecord
 from .pending_batch import PendingBatcher
 from .pending_tx import PendingTx
 from .push import PUSH_REMOVAL_TIMEOUT, push_task_id, remove_push_config, token_matches
+from .push_refusals import PushRefusal, PushRefusals, refusal_reason
 from .results import has_files, is_interrupted, outcome_event, result_text, task_outcome
 from .scrubber import Scrubber, Scrubbers
 from .sending import clear_sending, is_sending, sender_alive
@@ -90,6 +91,7 @@ class WatchRegistry:
         self.pool = pool if pool is not None else ConnectionPool(remote, clock)
         self._batch = PendingBatcher()
         self.scrubbers = Scrubbers()
+        self.push_refusals = PushRefusals()  # the agents that refused a push config: said once per agent
         # Thousands of watches fall due together (a restart, a shared backoff step): a few calls at a time per
         # agent and in all keep the shared client's pool small and warm (httpcore's pool work grows with the
         # square of its queued requests and connections).
@@ -355,6 +357,7 @@ class WatchRegistry:
                     "checkedAt": w.checked_at.isoformat() if w.checked_at else None,
                     "heardAt": w.heard_at.isoformat() if w.heard_at else None,
                     "quietAfter": w.quiet_after,
+                    "pushRefused": self._refused_text(w),
                 }
             )
         return rows
@@ -672,6 +675,20 @@ class WatchRegistry:
 
     async def follow_event(self, follower: Follower, kind: str, **kw: Any) -> None:
         await self._emit(self._event(kind, follower.ws, follower.record, **kw))
+
+    def _refused_text(self, w: Follower) -> str:
+        """What a watch row says of its agent's push refusal ("" when it follows by push, or nothing was refused)."""
+        refusal = self.push_refusals.of(str(w.ws.root), w.record.agent) if w.source != "push" else None
+        return refusal.said(w.source) if refusal is not None else ""
+
+    def push_answer(self, follower: Follower, error: str, fallback: str) -> None:
+        """Keep the agent's refusal of a push config (scrubbed, then cut), or forget it once one is accepted."""
+        ws, agent = str(follower.ws.root), follower.record.agent
+        if not error:
+            self.push_refusals.accepted(ws, agent)
+            return
+        said = refusal_reason(self.scrubbers.for_workspace(follower.ws).text(error))
+        self.push_refusals.refused(PushRefusal(ws, agent, said, fallback, self.clock.now()))
 
     async def save_heard(self, follower: Follower) -> None:
         """Record when the agent last answered and why its last call failed (`heard.py`: written at a change only,

@@ -48,6 +48,7 @@ from a2aconsole.core.tool import A2ATool
 from a2aconsole.core.watch_control import PendingFileWatches
 from a2aconsole.core.watches import WatchRegistry
 from a2aconsole.core.workspace import Workspace
+from a2aconsole.web.push_check import PushBaseCheck
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +157,7 @@ class Runtime:
     registry: WatchRegistry | None = None
     leases: WorkerLeases = field(default_factory=WorkerLeases)
     files: WorkspaceFileWatch | None = None  # the worker's watch of agents.json / pending.json (inotify)
+    push_check: PushBaseCheck | None = None  # whether the push base leads back here (the dashboard warns)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     _known: list[Workspace] = field(default_factory=list)  # the workspaces to run, as of the last rescan
 
@@ -273,6 +275,8 @@ class Runtime:
         went on past the store's close opened a Redis connection nobody closed afterwards."""
         if self.files is not None:
             await self.files.stop()
+        if self.push_check is not None:
+            await self.push_check.aclose()
         if self.registry is not None:
             await self.registry.stop()
         await cancel_and_wait(*self._tasks)
@@ -325,7 +329,9 @@ def build_runtime(
     tool = A2ATool(remote, cs, ChannelWatches(), events, clock, private_paths=console_state_paths())
     redis_url = os.environ.get("REDIS_URL", "")
     store = RedisLeaseStore(redis_url) if redis_url else None  # several processes: leases that expire
-    return Runtime(http, remote, cs, delivery, events, clock, tool, leases=WorkerLeases(store, clock=clock))
+    leases = WorkerLeases(store, clock=clock)
+    check = PushBaseCheck(http, cs.push_base_url, clock)
+    return Runtime(http, remote, cs, delivery, events, clock, tool, leases=leases, push_check=check)
 
 
 _runtimes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Runtime] = weakref.WeakKeyDictionary()
@@ -375,6 +381,8 @@ async def start_worker(workspaces: list[Workspace] | None = None) -> Runtime | N
         log.info("the A2A client is off (A2AClient__Enabled=false): no watches are restored or armed")
         return None
     rt = get_runtime()
+    if rt.push_check is not None:
+        rt.push_check.start()  # at the console's start: the dashboard finds the answer
     if rt.registry is None:
         if workspaces is None:
             workspaces = await database_sync_to_async(enabled_workspaces)()

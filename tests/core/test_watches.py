@@ -9,6 +9,8 @@ import json
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from a2aconsole.core.chat import ChatTarget
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files import atomic_write
@@ -128,6 +130,36 @@ async def test_watch_push_delivers_follow_up(make_sdk_agent, workspace, remote, 
         assert agent.methods.count("GetTask") >= 2
         assert pending_ids(workspace) == []
         await eventually(lambda: "DeleteTaskPushNotificationConfig" in agent.methods, what="push config removal")
+
+
+async def test_watch_push_refused_polls_and_says_why_once(
+    make_sdk_agent, workspace, remote, clock, registry_for
+) -> None:
+    """An agent whose SSRF guard refuses the console's loopback push URL: both watches poll instead, their records
+    say poll, and the refusal is kept once for the agent, in the agent's words."""
+    agent = make_sdk_agent(streaming=False, safe_push_urls=True)
+    use_agent(workspace, agent)
+    reg, delivery, _ = registry_for(workspace, push_base_url="http://127.0.0.1:9")
+    first = await start_task(remote, workspace, "bot", "hold a")
+    second = await start_task(remote, workspace, "bot", "hold b")
+    for task in (first, second):
+        await reg.arm(workspace, await add_record(workspace, task, "bot", clock, source="poll"))
+    await clock.until(lambda s: s.count(15.0) == 2)  # both in their first poll nap
+    assert agent.methods.count("CreateTaskPushNotificationConfig") == 2
+    assert {r.source for r in workspace.read_pending().records} == {"poll"}
+    assert {w["source"] for w in reg.snapshot()} == {"poll"}
+    assert all(not w["lastError"] for w in reg.snapshot())  # the agent answered: a refusal, not a failed call
+    [refusal] = reg.push_refusals.all()
+    assert (refusal.agent, refusal.source) == ("bot", "poll")
+    said = "Invalid push notification URL" if isinstance(agent, TestAgent) else "127.0.0.1 is a loopback"
+    assert said in refusal.reason and len(refusal.reason) <= 200 and not refusal.reason.startswith("agent ")
+    assert refusal.text.startswith("push refused by the agent: ") and refusal.text.endswith("; following by polling")
+
+    agent.release("a")
+    await eventually(lambda: first.id in agent.finished, what="the agent to finish")
+    await clock.advance(15)
+    [(_, text)] = await delivery.wait_for(1)
+    assert "released a" in text
 
 
 async def test_watch_push_bad_token_rejected(make_sdk_agent, workspace, remote, clock, registry_for) -> None:
@@ -368,10 +400,14 @@ async def test_stream_cap_reopens_without_counting_a_failure(
     assert "released cap" in text
 
 
-async def test_three_stream_failures_fall_back_to_polling(make_agent, workspace, remote, clock, registry_for) -> None:
-    agent = make_agent(push=False, drop_streams=True)
+@pytest.mark.parametrize("refused", [False, True], ids=["no-push", "push-refused"])
+async def test_three_stream_failures_fall_back_to_polling(
+    make_agent, workspace, remote, clock, registry_for, refused: bool
+) -> None:
+    """Also after a refused push: its row then says it follows by polling, not by the stream it fell back to first."""
+    agent = make_agent(push=refused, drop_streams=True, safe_push_urls=refused)
     use_agent(workspace, agent)
-    reg, delivery, sink = registry_for(workspace)
+    reg, delivery, sink = registry_for(workspace, push_base_url="http://127.0.0.1:9" if refused else None)
     task = await start_task(remote, workspace, "bot", "hold drop")
     rec = await add_record(workspace, task, "bot", clock, source="subscribe")
     await reg.arm(workspace, rec)
@@ -384,6 +420,8 @@ async def test_three_stream_failures_fall_back_to_polling(make_agent, workspace,
     assert agent.methods.count("SubscribeToTask") == 3
     assert workspace.read_pending().records[0].source == "poll"
     assert reg.snapshot()[0]["source"] == "poll"
+    said = reg.snapshot()[0]["pushRefused"]
+    assert said.endswith("; following by polling") if refused else said == ""
     assert any(e.kind == "watch.update" and e.data.get("source") == "poll" for e in sink.events)
     agent.release("drop")
     await eventually(lambda: task.id in agent.finished)

@@ -6,7 +6,7 @@
 // and recordings, so one process serves every test of a session:
 //
 //   POST   /_control/agents          {key, bearerOnly, streaming, push, extended, messageOnly, binding, name,
-//                                     interfaceUrl, decoyInterface}
+//                                     interfaceUrl, decoyInterface, cancelAnswer, safePushUrls}
 //                                    -> {id, url}
 //   GET    /_control/agents/<id>     -> {received, requests, methods, finished}
 //   POST   /_control/agents/<id>/release/<gate>
@@ -28,6 +28,7 @@ import express from 'express';
 import { AgentEvent, DefaultPushNotificationSender, DefaultRequestHandler, InMemoryPushNotificationStore,
   InMemoryTaskStore, UnauthenticatedUser } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { A2A_PROTOCOL_VERSION, AgentCard, Part, Role, TaskState } from '@a2a-js/sdk';
 
 const PDF_BYTES = Buffer.concat([Buffer.from('%PDF-1.4\n% a2aconsole test file\n'), Buffer.alloc(64, 'x')]);
@@ -121,9 +122,9 @@ class TestAgent {
           tags: ['test'], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }] }
       : undefined;
     this.cancelAnswer = options.cancelAnswer || ''; // '' cancels; 'working' answers the task as it is; 'refuse'
-    this.makeHandler = () => this.cancelAnswering(new DefaultRequestHandler(this.card, this.makeStore(), executor,
+    this.makeHandler = () => this.guardingPush(this.cancelAnswering(new DefaultRequestHandler(this.card, this.makeStore(), executor,
       undefined, pushStore, pushStore ? new DefaultPushNotificationSender(pushStore, { timeout: 5000 }) : undefined,
-      extended));
+      extended)));
     this.handler = this.makeHandler();
     this.app = this.makeApp();
   }
@@ -159,6 +160,21 @@ class TestAgent {
         throw new e.constructor('this agent cannot cancel the task now');
       }
       throw new Error('the SDK canceled a completed task');
+    };
+    return handler;
+  }
+
+  /** With `safePushUrls`, CreateTaskPushNotificationConfig refuses a URL on a loopback or private address, as the
+   * SSRF guards agents' SDKs now carry do (@a2a-js/sdk 1.3 has none of its own). */
+  guardingPush(handler) {
+    if (!this.options.safePushUrls) return handler;
+    const create = handler.createTaskPushNotificationConfig.bind(handler);
+    handler.createTaskPushNotificationConfig = async (params, context) => {
+      const host = new URL(params.url || 'http://invalid').hostname.replace(/^\[|\]$/g, '');
+      if (/^(localhost$|127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|::1$|0\.)/.test(host)) {
+        throw new RequestMalformedError(`push URL refused: ${host} is a loopback or private address`);
+      }
+      return create(params, context);
     };
     return handler;
   }

@@ -86,6 +86,7 @@ from a2a.types import (
     TaskState,
 )
 from a2a.utils.errors import InvalidParamsError
+from a2a.utils.push_url_validator import validate_push_notification_url
 from google.protobuf.json_format import MessageToDict
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
@@ -127,6 +128,7 @@ class AgentOptions:
     one_task_per_context: bool = False  # refuse a new task in a context whose `hold` task still runs ("busy")
     chunked: bool = False  # answer without Content-Length (chunked), so a reader learns the size only by reading
     gzip_calls: bool = False  # gzip every JSON-RPC answer, whatever the request's Accept-Encoding says
+    safe_push_urls: bool = False  # refuse push URLs on loopback and private addresses (the SDKs' SSRF guard)
     cancel_answer: str = ""  # how CancelTask answers at first ("", "working", "refuse": `TestAgent.cancel_answer`)
     port: int = 0  # serve on this port (0: any free one); an agent started again on its old port is a restart
     skills: list[AgentSkill] = field(
@@ -601,6 +603,7 @@ class TestAgent:
             push_config_store=push_store if o.push else None,
             push_sender=BasePushNotificationSender(push_http, push_store) if o.push else None,
             extended_agent_card=extended,
+            push_url_validator=validate_push_notification_url if o.safe_push_urls else None,
         )
         if o.legacy:
             legacy_card = to_compat_agent_card(self.card).model_dump(mode="json", by_alias=True, exclude_none=True)

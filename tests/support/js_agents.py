@@ -92,6 +92,7 @@ class JsAgentHost:
             "interfaceUrl": opts.interface_url,
             "decoyInterface": opts.decoy_interface,
             "cancelAnswer": opts.cancel_answer,
+            "safePushUrls": opts.safe_push_urls,
         }
         made = self.control.post("/agents", json=body).raise_for_status().json()
         return JsAgent(self, made["id"], made["url"], opts)

@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 
+from a2aconsole.core.push_refusals import PushRefusal
 from a2aconsole.web import asked, history, live, pending_cache
 from a2aconsole.web.models import TaskEvent
 from a2aconsole.web.views import scope
@@ -19,8 +20,8 @@ from a2aconsole.web.views import scope
 RESULTS = ("result", "message")  # what "Latest results" lists: a task's result, or an answer without a task
 
 
-def state() -> dict[str, Any]:
-    """The dashboard's live parts (re-rendered on every event)."""
+def state(refused: list[PushRefusal] | None = None) -> dict[str, Any]:
+    """The dashboard's live parts (re-rendered on every event); `refused`: the agents that refused push."""
     broken: list[dict[str, Any]] = []
     sources: Counter[str] = Counter()
     undelivered: list[dict[str, Any]] = []
@@ -47,6 +48,7 @@ def state() -> dict[str, Any]:
         "watch_count": sum(sources.values()),
         "agent_count": agents,
         "results": latest_results(),
+        "refused": refused or [],
     }
 
 
@@ -59,25 +61,51 @@ def latest_results(count: int = 6) -> list[TaskEvent]:
     return results
 
 
-def page(request: HttpRequest) -> HttpResponse:
-    target = scope.console_target()
-    ctx = {
+def push_refusals() -> list[PushRefusal]:
+    """The agents that refused a push config, once each, as this process's watch registry keeps them (needs the
+    running loop; none without a registry)."""
+    from a2aconsole.web.runtime import loop_runtime  # the runtime imports the views' live pages
+
+    rt = loop_runtime()
+    return rt.registry.push_refusals.all() if rt is not None and rt.registry is not None else []
+
+
+def _page_context(refused: list[PushRefusal]) -> dict[str, Any]:
+    return {
         "nav": "dashboard",
         "title": "Dashboard",
         "client": settings.A2A_CLIENT,
-        "target": target,
+        "target": scope.console_target(),
         "ws_url": live.ws_url("dashboard"),
-        **state(),
+        **state(refused),
     }
-    return render(request, "web/dashboard.html", ctx)
+
+
+async def push_problem() -> str:
+    """Why the console's own push base does not reach it (`push_check.py`), "" when it does or push is off."""
+    from a2aconsole.web.runtime import loop_runtime
+
+    rt = loop_runtime()  # the serving process asked at its start (`start_worker`)
+    check = rt.push_check if rt is not None else None
+    answer = await check.result() if check is not None else None
+    return answer.problem if answer is not None else ""
+
+
+async def page(request: HttpRequest) -> HttpResponse:
+    ctx = await sync_to_async(_page_context)(push_refusals())
+    ctx["push_problem"] = await push_problem()
+    return await sync_to_async(render)(request, "web/dashboard.html", ctx)
 
 
 @live.register("dashboard")
 class DashboardLive(live.ProgressBlind):
     """What needs the owner, the watch summary and the latest results, again on every change."""
 
+    async def prepare(self, tab: live.Tab) -> None:
+        tab.prepared["refused"] = push_refusals()
+
     def full(self, tab: live.Tab) -> list[str]:
-        ctx = {**state(), "target": scope.console_target(), "oob": True}
+        ctx = {**state(tab.prepared.get("refused")), "target": scope.console_target(), "oob": True}
         return [
             render_to_string(f"web/dashboard.html#{name}", ctx)
             for name in ("attention", "watch-summary", "latest-results")

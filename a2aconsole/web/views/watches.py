@@ -99,6 +99,7 @@ def _row(
         "task_id": r.task_id,
         "context_id": r.context_id,
         "source": live.get("source") or r.source,
+        "push_refused": str(live.get("pushRefused") or ""),  # the registry's words, already scrubbed and bounded
         "error": news.error,
         "heard_at": news.heard_at,
         "quiet": news.quiet and r.undelivered is None,
