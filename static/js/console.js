@@ -46,7 +46,7 @@ document.addEventListener("htmx:beforeSwap", function (event) {
 // What the owner typed into a box a live update replaces (an answer in the chat log or the answer panel) goes
 // into the new box of the same id, now or when it comes back (a panel may show "Working on it" in between), and
 // the box keeps the focus and the caret. A question the owner opened (Cancel's "Ask the agent to stop it?")
-// stays open in the new markup, and so does any toggle the owner opened (a data part's JSON).
+// stays open in the new markup.
 var typed = {}; // box id -> what was typed, until a box of that id is back
 var refocus = null; // the focused box a live update replaced: {id, start, end}
 
@@ -55,15 +55,6 @@ function keepTyped(old, fresh) {
     var again = fresh.querySelector("#" + CSS.escape(opened.id));
     if (again) again.setAttribute("open", "");
   });
-  // toggles without an id (a data part's JSON, a long text's "Show all"): by their place, when the new markup
-  // has the same toggles
-  var before = old.querySelectorAll("details:not([id])");
-  var after = fresh.querySelectorAll("details:not([id])");
-  if (before.length === after.length) {
-    before.forEach(function (opened, i) {
-      if (opened.open) after[i].setAttribute("open", "");
-    });
-  }
   old.querySelectorAll("input[id], textarea[id]").forEach(function (box) {
     var sent = box.form && box.form.classList.contains("htmx-request"); // its answer is on its way: not kept
     var own = box.value !== box.defaultValue || box.hasAttribute("data-typed"); // not what the server wrote
