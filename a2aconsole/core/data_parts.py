@@ -10,6 +10,7 @@ The owner's data answer (`send`'s `data`) is a JSON object of at most MAX_DATA b
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from .errors import ToolError
@@ -20,44 +21,64 @@ MAX_EVENT_CHARS = 32 * 1024  # characters of strings and keys the data parts of 
 MAX_DEPTH = 12  # levels of nesting kept
 MAX_ITEMS = 200  # members of one list or object kept
 PREVIEW_CHARS = 4 * 1024  # characters of one string kept
+KEY_CHARS = 200  # characters of one key kept
 
 
-class _Bound:
-    """One walk over a JSON value, keeping what the caps allow and noting whether anything was left out."""
+def first_chars(text: str, keep: int) -> str:
+    return text[:keep]
 
-    def __init__(self, budget: int) -> None:
+
+class JsonCut:
+    """One walk over a JSON value keeping about `budget` characters of strings and keys: each string to
+    `string_chars`, each key to KEY_CHARS, then lists and objects end with a count of what is left out;
+    `max_depth` and `max_items` (None: no cap) bound nesting and members too. `shortened` says whether anything
+    was left out. `cut(text, keep)` makes the kept part of a string or key (`Scrubber.cut` scrubs just that)."""
+
+    def __init__(
+        self,
+        budget: int,
+        *,
+        string_chars: int = PREVIEW_CHARS,
+        max_depth: int | None = None,
+        max_items: int | None = None,
+        cut: Callable[[str, int], str] = first_chars,
+    ) -> None:
         self.left = budget
-        self.cut = False
+        self.string_chars, self.max_depth, self.max_items, self._cut = string_chars, max_depth, max_items, cut
+        self.shortened = False
+
+    def _full(self, members: int) -> bool:
+        return (self.max_items is not None and members >= self.max_items) or self.left <= 0
 
     def walk(self, v: Any, depth: int = 0) -> Any:
         if isinstance(v, str):
-            keep = max(0, min(len(v), PREVIEW_CHARS, self.left))
+            keep = max(0, min(len(v), self.string_chars, self.left))
             self.left -= keep
             if keep == len(v):
-                return v
-            self.cut = True
-            return f"{v[:keep]}… ({len(v) - keep:,} more characters)"
+                return self._cut(v, keep)
+            self.shortened = True
+            return f"{self._cut(v, keep)}… ({len(v) - keep:,} more characters)"
         if not isinstance(v, (list, dict)):
-            return v if v is None or isinstance(v, (bool, int, float)) else str(v)[:PREVIEW_CHARS]
-        if depth >= MAX_DEPTH:
-            self.cut = True
-            return f"… (nested deeper than {MAX_DEPTH} levels)"
+            return v if v is None or isinstance(v, (bool, int, float)) else str(v)[: self.string_chars]
+        if self.max_depth is not None and depth >= self.max_depth:
+            self.shortened = True
+            return f"… (nested deeper than {self.max_depth} levels)"
         if isinstance(v, list):
             out: list[Any] = []
             for i, x in enumerate(v):
-                if i >= MAX_ITEMS or self.left <= 0:
-                    self.cut = True
+                if self._full(i):
+                    self.shortened = True
                     out.append(f"… ({len(v) - i:,} more items)")
                     break
                 out.append(self.walk(x, depth + 1))
             return out
         obj: dict[str, Any] = {}
         for i, (k, x) in enumerate(v.items()):
-            if i >= MAX_ITEMS or self.left <= 0:
-                self.cut = True
+            if self._full(i):
+                self.shortened = True
                 obj["…"] = f"{len(v) - i:,} more fields"
                 break
-            key = str(k)[:200]
+            key = self._cut(str(k), KEY_CHARS)
             self.left -= len(key)
             obj[key] = self.walk(x, depth + 1)
         return obj
@@ -76,10 +97,10 @@ def event_data_parts(outcome: dict[str, Any]) -> tuple[list[dict[str, Any]], int
         if "dataFile" in p:
             kept.append({"file": p["dataFile"], "chars": p.get("chars", 0), "in": where})
             continue
-        b = _Bound(budget)
+        b = JsonCut(budget, max_depth=MAX_DEPTH, max_items=MAX_ITEMS)
         entry: dict[str, Any] = {"data": b.walk(p["data"]), "in": where}
         budget = max(0, b.left)
-        if b.cut:
+        if b.shortened:
             entry["cut"] = True
         kept.append(entry)
     return kept, max(0, len(found) - MAX_DATA_PARTS)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .agents import is_http_url
-from .data_parts import event_data_parts
+from .data_parts import JsonCut, event_data_parts, first_chars
 from .inbox import InboxFolder, OutsideWorkspace
 from .snapshots import MessageValue, PartValue, TaskSnapshot
 from .workspace import Workspace
@@ -93,43 +93,11 @@ def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
     return f"{text[:limit]}\n[… {len(text) - limit:,} more characters]"
 
 
-def _first(text: str, keep: int) -> str:
-    return text[:keep]
-
-
-def json_preview(value: Any, budget: int = MAX_TEXT_CHARS, cut: Callable[[str, int], str] = _first) -> Any:
+def json_preview(value: Any, budget: int = MAX_TEXT_CHARS, cut: Callable[[str, int], str] = first_chars) -> Any:
     """A JSON value (a raw task as an agent sent it) cut to about `budget` characters of strings: each string
-    to PREVIEW_CHARS, then lists and objects end with a count of what is left out. `cut(text, keep)` makes
-    the part of a string (or key) that is kept: `Scrubber.cut` scrubs just that much of it."""
-    left = budget
-
-    def walk(v: Any) -> Any:
-        nonlocal left
-        if isinstance(v, str):
-            keep = max(0, min(len(v), PREVIEW_CHARS, left))
-            left -= keep
-            return cut(v, keep) if keep == len(v) else f"{cut(v, keep)}… ({len(v) - keep:,} more characters)"
-        if isinstance(v, list):
-            out: list[Any] = []
-            for i, x in enumerate(v):
-                if left <= 0:
-                    out.append(f"… ({len(v) - i:,} more items)")
-                    break
-                out.append(walk(x))
-            return out
-        if isinstance(v, dict):
-            obj: dict[str, Any] = {}
-            for i, (k, x) in enumerate(v.items()):
-                if left <= 0:
-                    obj["…"] = f"{len(v) - i:,} more fields"
-                    break
-                key = cut(str(k), _SHOWN)
-                left -= len(key)
-                obj[key] = walk(x)
-            return obj
-        return v
-
-    return walk(value)
+    to PREVIEW_CHARS, then lists and objects end with a count of what is left out (`data_parts.JsonCut`).
+    `cut(text, keep)` makes the part of a string (or key) that is kept: `Scrubber.cut` scrubs just that much."""
+    return JsonCut(budget, string_chars=PREVIEW_CHARS, cut=cut).walk(value)
 
 
 def is_web_link(url: str) -> bool:

@@ -4,7 +4,7 @@ the truth; the watch registry's rows (`views.watches.live_watches`) add what thi
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,15 +14,19 @@ from a2aconsole.core.watch_control import same_watch
 from a2aconsole.web import pending_cache
 
 
-def watch_of(agent: str, task_id: str, target: str) -> WatchRecord | None:
-    """The chat's active watch of the task (a kept result is no watch: it is being delivered), or None."""
+def _active_records() -> Iterator[WatchRecord]:
+    """Every active watch's record of every workspace (a kept result is no watch: it is being delivered)."""
     from a2aconsole.web.views import scope  # the live pages import this module, and no view
 
     for ws in scope.all_workspaces():
         for r in pending_cache.read_pending(ws).records:
-            if r.undelivered is None and same_watch(r, target, agent, task_id):
-                return r
-    return None
+            if r.undelivered is None:
+                yield r
+
+
+def watch_of(agent: str, task_id: str, target: str) -> WatchRecord | None:
+    """The chat's active watch of the task, or None."""
+    return next((r for r in _active_records() if same_watch(r, target, agent, task_id)), None)
 
 
 def news_of_tasks(
@@ -30,15 +34,12 @@ def news_of_tasks(
 ) -> dict[tuple[str, str], News]:
     """What the active watch of each of these (agent, task id) says of its agent (`heard.news_of`, as on the watch
     table: the registry's row in `live` by watch id, else the record); a task nobody watches is not in it."""
-    from a2aconsole.web.views import scope
-
     wanted, now = set(tasks), datetime.now(UTC)
     found: dict[tuple[str, str], News] = {}
     if not wanted:
         return found
-    for ws in scope.all_workspaces():
-        for r in pending_cache.read_pending(ws).records:
-            key = (r.agent, r.task_id)
-            if r.undelivered is None and key in wanted and key not in found:
-                found[key] = news_of((live or {}).get(r.watch_id) or {}, r.extra, now)
+    for r in _active_records():
+        key = (r.agent, r.task_id)
+        if key in wanted and key not in found:
+            found[key] = news_of((live or {}).get(r.watch_id) or {}, r.extra, now)
     return found
