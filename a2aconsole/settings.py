@@ -21,7 +21,7 @@ from a2aconsole.core.config import (
     parse_timespan,
 )
 from a2aconsole.core.errors import ConfigError
-from a2aconsole.core.files import atomic_write, lock_for, read_bytes
+from a2aconsole.core.files.atomic import atomic_write, lock_for, read_bytes
 from a2aconsole.core.metrics_access import load_metrics_access, load_metrics_listen
 from a2aconsole.public_site import PublicSite, load_public_site
 from a2aconsole.web.request_log import CLIENT_ERROR_LOGGERS
@@ -298,7 +298,7 @@ LOGGING = {
     "filters": {
         "client_error_line": {"()": "a2aconsole.web.request_log.ClientErrorLine"},
         # on every handler: a URL's user info and query (keys), and a Bot API token, never reach a log line
-        "mask_urls": {"()": "a2aconsole.core.log_masking.MaskUrls"},
+        "mask_urls": {"()": "a2aconsole.core.remote.log_masking.MaskUrls"},
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["mask_urls"]}},
     "root": {"handlers": ["console"], "level": "WARNING"},

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from xdist.scheduler import LoadGroupScheduling
 
-from a2aconsole.core.client import Remote
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.remote.client import Remote
 from tests.support.agents import AgentOptions, TestAgent
 from tests.support.js_agents import JsAgent, JsAgentHost
 from tests.support.worker_env import open_remote

@@ -23,9 +23,9 @@ from django.db import DatabaseError, IntegrityError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 
-from .calls import BadCall
-from .errors import error
-from .models import IdempotentCall
+from a2aconsole.api.calls import BadCall
+from a2aconsole.api.errors import error
+from a2aconsole.api.models import IdempotentCall
 
 log = logging.getLogger(__name__)
 

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from a2aconsole.core.tool_schema import TARGET_HELP, TOOL_SCHEMA
-
-from .answers import RESULT, SCHEMAS
-from .calls import call_schema
-from .idempotency import HEADER, MAX_KEY, REPLAYED
+from a2aconsole.api.answers import RESULT, SCHEMAS
+from a2aconsole.api.calls import call_schema
+from a2aconsole.api.idempotency import HEADER, MAX_KEY, REPLAYED
+from a2aconsole.core.tool.schema import TARGET_HELP, TOOL_SCHEMA
 
 TOOL_PATH = "/api/v1/targets/{targetId}/tool"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path, re_path
 
-from . import errors, views
+from a2aconsole.api import errors, views
 
 urlpatterns = [
     path("targets/<str:target_id>/tool", views.tool, name="api-tool"),

@@ -22,19 +22,18 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
+from a2aconsole.api import idempotency
+from a2aconsole.api.calls import BadCall, ToolCall, parse_call
+from a2aconsole.api.errors import error, methods
+from a2aconsole.api.openapi import openapi_document, tool_definition
 from a2aconsole.core.chat import ChatTarget as Chat
-from a2aconsole.core.watches import FLUSH_DELAY
+from a2aconsole.core.watches.registry import FLUSH_DELAY
 from a2aconsole.web import db_threads
 from a2aconsole.web.broadcast import deferred_events
 from a2aconsole.web.chats import value_of
 from a2aconsole.web.inbound import set_inbound_hops
 from a2aconsole.web.models import ApiToken, ChatTarget, hash_token
 from a2aconsole.web.runtime import get_runtime
-
-from . import idempotency
-from .calls import BadCall, ToolCall, parse_call
-from .errors import error, methods
-from .openapi import openapi_document, tool_definition
 
 log = logging.getLogger(__name__)
 

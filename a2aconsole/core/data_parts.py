@@ -13,8 +13,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from .errors import ToolError
-from .tool_schema import MAX_DATA
+from a2aconsole.core.errors import ToolError
+from a2aconsole.core.tool.schema import MAX_DATA
 
 MAX_DATA_PARTS = 20  # data parts an event keeps; the rest are counted
 MAX_EVENT_CHARS = 32 * 1024  # characters of strings and keys the data parts of one event keep

@@ -19,7 +19,7 @@ from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
-from .errors import A2AConsoleError
+from a2aconsole.core.errors import A2AConsoleError
 
 REGISTRY = CollectorRegistry()
 ProcessCollector(registry=REGISTRY)

@@ -11,7 +11,7 @@ import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .errors import ConfigError
+from a2aconsole.core.errors import ConfigError
 
 TOKEN_ENV = "A2ACONSOLE_METRICS_TOKEN"
 ALLOW_ENV = "A2ACONSOLE_METRICS_ALLOW"

@@ -22,10 +22,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .events import Event
-from .files import Signature, file_signature
-from .pending_store import STORE
-from .workspace import Workspace
+from a2aconsole.core.events import Event
+from a2aconsole.core.files.atomic import Signature, file_signature
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.store import STORE
 
 MASK = "***"
 MIN_SECRET = 8

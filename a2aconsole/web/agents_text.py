@@ -10,8 +10,8 @@ import json
 import re
 from typing import Any
 
-from a2aconsole.core.agents import mask_url
-from a2aconsole.core.workspace import AgentsFile
+from a2aconsole.core.files.agents import mask_url
+from a2aconsole.core.files.workspace import AgentsFile
 
 HIDDEN_KEY = "(hidden: the key stays as it is)"
 HIDDEN_URL_PARTS = " (+ hidden parts, kept)"

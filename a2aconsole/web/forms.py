@@ -6,10 +6,10 @@ from typing import Any
 
 from django import forms
 
-from a2aconsole.core.agents import NAME_MAX_LENGTH, NAME_PATTERN, is_http_url, is_origin, origin
 from a2aconsole.core.data_parts import send_data
 from a2aconsole.core.errors import ToolError
-from a2aconsole.core.tool_schema import ARGUMENTS, SEND_NEEDS, Argument
+from a2aconsole.core.files.agents import NAME_MAX_LENGTH, NAME_PATTERN, is_http_url, is_origin, origin
+from a2aconsole.core.tool.schema import ARGUMENTS, SEND_NEEDS, Argument
 
 
 class AgentForm(forms.Form):

@@ -13,8 +13,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.workspace import PendingFile, Workspace
+from a2aconsole.core.files.workspace import PendingFile, Workspace
+from a2aconsole.core.pending.records import WatchRecord
 
 _lock = threading.Lock()
 _parsed: dict[Path, tuple[tuple[object, ...], PendingFile]] = {}

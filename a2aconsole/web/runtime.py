@@ -35,19 +35,19 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from a2aconsole.core.chat import ChatTarget
-from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.clock import Clock, SystemClock
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.delivery import ResultDelivery
 from a2aconsole.core.events import ALL_GROUP, EventSink
-from a2aconsole.core.file_watch import WorkspaceFileWatch
-from a2aconsole.core.lease import HEARTBEAT, RedisLeaseStore, WorkerLeases
-from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.remote.client import Remote, new_http_client
 from a2aconsole.core.tasks import cancel_and_wait
-from a2aconsole.core.tool import A2ATool
-from a2aconsole.core.watch_control import PendingFileWatches
-from a2aconsole.core.watches import WatchRegistry
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.tool.tool import A2ATool
+from a2aconsole.core.watches.control import PendingFileWatches
+from a2aconsole.core.watches.delivery import ResultDelivery
+from a2aconsole.core.watches.file_watch import WorkspaceFileWatch
+from a2aconsole.core.watches.lease import HEARTBEAT, RedisLeaseStore, WorkerLeases
+from a2aconsole.core.watches.registry import WatchRegistry
 from a2aconsole.web.push_check import PushBaseCheck
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 from django.urls import path, register_converter
 
-from .links import TaskIdConverter
-from .views import (
+from a2aconsole.web.links import TaskIdConverter
+from a2aconsole.web.views import (
     agent_cards,
     agents,
     audit,

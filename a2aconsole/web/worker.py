@@ -22,7 +22,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
 from a2aconsole.core.chat import ChatTarget
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.runtime import Runtime, enabled_workspaces, start_worker
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,7 @@ import pytest
 from django.test import AsyncClient, Client
 
 from a2aconsole.api.openapi import TOOL_PATH
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from tests.support.agents import TestAgent
 from tests.support.api_contract import check_answer, check_error, document
 from tests.support.api_host import Host

@@ -12,9 +12,9 @@ import pytest
 from django.core.management import call_command
 
 from a2aconsole.api.calls import FIELDS, SCHEMA_NOT_BLANK, call_schema
-from a2aconsole.core.agents import NAME_MAX_LENGTH
-from a2aconsole.core.tool_schema import MAX_PATH, TOOL_SCHEMA
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.agents import NAME_MAX_LENGTH
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.tool.schema import MAX_PATH, TOOL_SCHEMA
 from a2aconsole.web.models import TaskEvent
 from tests.support.agents import TestAgent
 from tests.support.api_host import Host

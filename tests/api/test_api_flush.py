@@ -9,7 +9,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.backends.webhook import new_secret
 from a2aconsole.web.models import ApiToken, ChatTarget
 from tests.support.chats import kept

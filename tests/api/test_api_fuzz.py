@@ -22,8 +22,8 @@ from jsonschema import Draft202012Validator
 
 from a2aconsole.api.calls import FIELDS, BadCall, call_schema, parse_call
 from a2aconsole.api.openapi import TOOL_PATH
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
 from tests.support.api_contract import check_answer, check_error
 from tests.support.api_host import Host, make_host
 from tests.support.runtime import fresh_runtime

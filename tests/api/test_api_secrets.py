@@ -12,7 +12,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient, override_settings
 
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.models import ApiToken, ChatTarget
 from tests.support.agents import TestAgent
 from tests.support.toolkit import entry, write_agents

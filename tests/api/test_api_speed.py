@@ -24,7 +24,7 @@ from asgiref.sync import sync_to_async
 from a2aconsole.api import views
 from a2aconsole.core.chat import ChatTarget as Chat
 from a2aconsole.core.events import RESULT, SENT, Event
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web import broadcast
 from a2aconsole.web.broadcast import ChannelsBroadcast, deferred_events
 from a2aconsole.web.models import ApiToken, TaskEvent
@@ -249,7 +249,7 @@ class _Runtime:
 
 
 async def test_a_busy_host_asks_for_one_flush_a_second_not_one_per_call(tmp_path: Path) -> None:
-    from a2aconsole.core.watches import FLUSH_DELAY
+    from a2aconsole.core.watches.registry import FLUSH_DELAY
 
     rt = _Runtime()
     bot, other = Chat("bot", Workspace(tmp_path / "bot")), Chat("other", Workspace(tmp_path / "other"))

@@ -13,7 +13,7 @@ from channels.testing import ApplicationCommunicator
 from django.test import AsyncClient
 
 from a2aconsole.asgi import application
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.inbound import start_listening, stop_listening
 from a2aconsole.web.models import ApiToken, ChatTarget
 from tests.support.agents import TestAgent
@@ -70,7 +70,7 @@ async def test_question_answered_with_task_id(host: Host, echo: TestAgent) -> No
 
 
 async def test_status_and_cancel_of_a_running_task(host: Host, echo: TestAgent, workspace: Workspace) -> None:
-    from a2aconsole.core.client import Remote, new_http_client
+    from a2aconsole.core.remote.client import Remote, new_http_client
     from tests.support.watching import start_task
 
     http = new_http_client()
@@ -222,7 +222,7 @@ async def test_tool_schema_and_openapi_are_public() -> None:
 
 async def test_cancel_says_what_happened(host: Host, echo: TestAgent, workspace: Workspace, remote) -> None:
     """The API answers a cancel as the tool does: requested (the watch goes on, marked), refused, canceled."""
-    from a2aconsole.core.cancel import CANCEL_REQUESTED
+    from a2aconsole.core.tool.cancel import CANCEL_REQUESTED
     from tests.support.clock import FakeClock
     from tests.support.watching import add_record, start_task
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.test import AsyncClient
 
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.models import TaskEvent
 from tests.support.agents import TestAgent
 from tests.support.api_host import make_host
@@ -129,7 +129,7 @@ def _refs(node: Any) -> list[str]:
 async def test_openapi_document_is_openapi_31_and_matches_the_parser(api_runtime: Any) -> None:
     """The structure OpenAPI 3.1 requires, every $ref resolving, and the body schema the parser enforces."""
     from a2aconsole.api.calls import ACTIONS, FIELDS, MAX_HOPS
-    from a2aconsole.core.tool_schema import MAX_FILES, MAX_MESSAGE, MAX_REF
+    from a2aconsole.core.tool.schema import MAX_FILES, MAX_MESSAGE, MAX_REF
 
     client = AsyncClient()
     resp = await client.get("/api/v1/openapi.json")

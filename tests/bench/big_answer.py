@@ -43,8 +43,8 @@ def _reset_peak() -> None:
 
 
 async def big_answer(mb: int) -> None:
-    from a2aconsole.core.client import new_http_client
-    from a2aconsole.core.workspace import Workspace
+    from a2aconsole.core.files.workspace import Workspace
+    from a2aconsole.core.remote.client import new_http_client
     from tests.support.agent_process import agent_process
     from tests.support.toolkit import SETTINGS, TARGET, make_tool
 
@@ -96,7 +96,7 @@ async def pages(text_mb: int) -> None:
     agent = start_agent(push=False)
     try:
         with override_settings(WORKSPACE_DIR=root):
-            from a2aconsole.core.workspace import Workspace
+            from a2aconsole.core.files.workspace import Workspace
 
             Workspace(root).save_agents([{"name": "bot", "url": agent.url}], None)
             await ChatTarget.objects.acreate(id="console", name="Console", workspace=str(root))
@@ -132,7 +132,7 @@ async def pages(text_mb: int) -> None:
 
 def old_save_file(folder: Path, name: str, data: bytes) -> Path:
     """The former naming (kept here to compare): try name, name-1, name-2, … reading each taken file."""
-    from a2aconsole.core.files import fsync_dir
+    from a2aconsole.core.files.atomic import fsync_dir
 
     stem, ext = os.path.splitext(name)
     fd, tmp = tempfile.mkstemp(prefix=".incoming.", suffix=".tmp", dir=folder)
@@ -158,7 +158,7 @@ def old_save_file(folder: Path, name: str, data: bytes) -> Path:
 
 
 def files(count: int, old: bool) -> None:
-    from a2aconsole.core.inbox import InboxFolder
+    from a2aconsole.core.files.inbox import InboxFolder
 
     datas = [f"file {i}\n".encode() for i in range(count)]
     folder = Path(tempfile.mkdtemp())

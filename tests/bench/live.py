@@ -49,8 +49,8 @@ print("session", s.session_key, flush=True)
 from daphne.server import Server
 from a2aconsole.asgi import application
 from a2aconsole.core.events import STATE, Event
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.broadcast import ChannelsBroadcast
 from datetime import UTC, datetime
 

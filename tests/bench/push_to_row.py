@@ -146,7 +146,7 @@ class Setup:
         ws = self.console.workspace
         ws.root.mkdir(parents=True, exist_ok=True)
         ws.save_agents([{"name": "bench", "url": self.agent_url}], None)
-        from a2aconsole.core.pending import WatchRecord
+        from a2aconsole.core.pending.records import WatchRecord
 
         at = "2026-12-03T09:00:00+00:00"
         records = [

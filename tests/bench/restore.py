@@ -308,8 +308,8 @@ def stats(http: Any, url: str) -> dict[str, Any]:
 def write_pending(ws_dir: Path, push_url: str, sub_url: str, pushes: int, subs: int) -> None:
     from datetime import UTC, datetime
 
-    from a2aconsole.core.pending import WatchRecord
-    from a2aconsole.core.workspace import Workspace
+    from a2aconsole.core.files.workspace import Workspace
+    from a2aconsole.core.pending.records import WatchRecord
 
     ws = Workspace(ws_dir)
     ws.save_agents([{"name": "pusher", "url": push_url}, {"name": "streamer", "url": sub_url}], None)
@@ -426,7 +426,7 @@ def bench(watches: int, push_share: float, profile: str | None, limit: float) ->
         time.sleep(2.0)
         armed_then = stats(http, push_url)["armed"] + stats(http, sub_url)["armed"]
         exit_s = console.stop()
-        from a2aconsole.core.workspace import Workspace
+        from a2aconsole.core.files.workspace import Workspace
 
         kept = len(Workspace(tmp / "ws").read_pending().records)
         run2 = {

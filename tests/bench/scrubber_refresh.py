@@ -21,9 +21,9 @@ from datetime import UTC, datetime
 
 
 async def main(watches: int, rounds: int) -> None:
+    from a2aconsole.core.files.workspace import Workspace
     from a2aconsole.core.scrubber import Scrubbers
-    from a2aconsole.core.sending import new_record
-    from a2aconsole.core.workspace import Workspace
+    from a2aconsole.core.tool.send import new_record
 
     ws = Workspace(tempfile.mkdtemp(prefix="a2a-bench-scrub-"))
     ws.save_agents([{"name": "echo", "url": "http://127.0.0.1:1/", "key": "k" * 32}], None)

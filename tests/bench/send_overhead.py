@@ -51,17 +51,17 @@ async def main(n: int, url: str, label: str, watches: int = 0) -> None:
     from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageConfiguration, SendMessageRequest
 
     from a2aconsole.core.chat import ChatTarget
-    from a2aconsole.core.client import BINDINGS, Remote, new_http_client
     from a2aconsole.core.config import ClientSettings
-    from a2aconsole.core.tool import HOPS_KEY, A2ATool
-    from a2aconsole.core.workspace import Workspace
+    from a2aconsole.core.files.workspace import Workspace
+    from a2aconsole.core.remote.client import BINDINGS, Remote, new_http_client
+    from a2aconsole.core.tool.tool import HOPS_KEY, A2ATool
 
     ws = Workspace(tempfile.mkdtemp(prefix="a2a-bench-"))
     ws.save_agents([{"name": "echo", "url": url}], None)
     if watches:
         from datetime import UTC, datetime
 
-        from a2aconsole.core.sending import new_record
+        from a2aconsole.core.tool.send import new_record
 
         now = datetime.now(UTC)
         async with ws.pending_tx() as tx:

@@ -147,7 +147,7 @@ def main() -> int:
     console = ConsoleServer(base, port=port, **env)
     target_ws = base / "target-ws"
     target_ws.mkdir(parents=True)
-    from a2aconsole.core.workspace import Workspace
+    from a2aconsole.core.files.workspace import Workspace
 
     ws = Workspace(target_ws)
     ws.save_agents([{"name": name, "url": a.url} for name, a in agents.items()], None)

@@ -89,8 +89,8 @@ def fill_watches(count: int) -> None:
 
     from django.conf import settings
 
-    from a2aconsole.core.pending import WatchRecord
-    from a2aconsole.core.workspace import Workspace
+    from a2aconsole.core.files.workspace import Workspace
+    from a2aconsole.core.pending.records import WatchRecord
 
     ws = Workspace(settings.WORKSPACE_DIR)
     records = [

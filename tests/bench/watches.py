@@ -164,13 +164,13 @@ class StepClock:
 async def bench(watches: int, finishing: int) -> dict[str, Any]:
     import httpx
 
-    from a2aconsole.core.client import Remote, new_http_client
     from a2aconsole.core.config import ClientSettings
-    from a2aconsole.core.delivery import StaticDelivery
     from a2aconsole.core.events import MemorySink
-    from a2aconsole.core.pending import WatchRecord
-    from a2aconsole.core.watches import WatchRegistry
-    from a2aconsole.core.workspace import Workspace
+    from a2aconsole.core.files.workspace import Workspace
+    from a2aconsole.core.pending.records import WatchRecord
+    from a2aconsole.core.remote.client import Remote, new_http_client
+    from a2aconsole.core.watches.delivery import StaticDelivery
+    from a2aconsole.core.watches.registry import WatchRegistry
 
     tmp = Path(tempfile.mkdtemp(prefix="a2a-bench-"))
     port_file = tmp / "agent-url"

@@ -8,10 +8,10 @@ from typing import Any
 import httpx
 import pytest
 
-from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.watches import WatchRegistry
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.remote.client import Remote, new_http_client
+from a2aconsole.core.watches.registry import WatchRegistry
 from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink
 
 Registry = tuple[WatchRegistry, WaitableDelivery, WaitableSink]

@@ -12,12 +12,12 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from a2aconsole.core.answer_budget import AnswerTooLarge, BoundedStream
-from a2aconsole.core.client import Remote, RemoteError, new_http_client
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.snapshots import ArtifactUpdate, StatusUpdate, TaskSnapshot
-from a2aconsole.core.watches import WatchRegistry
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.remote.answer_budget import AnswerTooLarge, BoundedStream
+from a2aconsole.core.remote.client import Remote, RemoteError, new_http_client
+from a2aconsole.core.remote.values import ArtifactUpdate, StatusUpdate, TaskSnapshot
+from a2aconsole.core.watches.registry import WatchRegistry
 from tests.support.agent_process import agent_process
 from tests.support.agents import TestAgent
 from tests.support.js_agents import JsAgent

@@ -10,9 +10,9 @@ import httpx
 import pytest
 from a2a.types import AgentCard
 
-from a2aconsole.core.agents import AgentEntry
-from a2aconsole.core.client import Connection, Remote, RemoteError, card_summary
+from a2aconsole.core.files.agents import AgentEntry
 from a2aconsole.core.metrics import REGISTRY
+from a2aconsole.core.remote.client import Connection, Remote, RemoteError, card_summary
 from tests.support.clock import FakeClock
 
 

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from a2aconsole.core.client import Remote, RemoteError, new_http_client
+from a2aconsole.core.remote.client import Remote, RemoteError, new_http_client
 from tests.support.watching import start_task
 
 CALL_TIMEOUT = 0.5

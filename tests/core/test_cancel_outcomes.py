@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from a2aconsole.core.cancel import CANCEL_REQUESTED
 from a2aconsole.core.chat import ChatTarget
-from a2aconsole.core.client import Remote
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.tool import A2ATool
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.tool.cancel import CANCEL_REQUESTED
+from a2aconsole.core.tool.tool import A2ATool
 from tests.support.watching import add_record, eventually, settled_at_agent, start_task
 
 

@@ -14,8 +14,8 @@ import httpx
 import pytest
 from a2a.types import AgentCard
 
-from a2aconsole.core.agents import AgentEntry
-from a2aconsole.core.client import Connection, Remote, card_summary
+from a2aconsole.core.files.agents import AgentEntry
+from a2aconsole.core.remote.client import Connection, Remote, card_summary
 
 
 @pytest.mark.parametrize("steps", range(4))

@@ -25,8 +25,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from a2aconsole.core.client import MAX_CARD_BYTES
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.remote.client import MAX_CARD_BYTES
 from tests.support.agents import TestAgent
 from tests.support.toolkit import TARGET, entry, make_tool, write_agents
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import contextlib
 
-from a2aconsole.core.call_limits import STREAMS_TOTAL
-from a2aconsole.core.client import Remote, new_http_client
+from a2aconsole.core.remote.client import Remote, new_http_client
+from a2aconsole.core.remote.limits import STREAMS_TOTAL
 from tests.support.watching import start_task
 
 STREAMS = 60  # more than the old keep-alive limit (50), fewer than the streams the watches may hold

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 
 from a2aconsole.core.chat import ChatTarget
-from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.connections import CARD_TTL, ConnectionPool
-from a2aconsole.core.tool import A2ATool
-from a2aconsole.core.watches import WatchRegistry
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.remote.client import Remote, new_http_client
+from a2aconsole.core.remote.pool import CARD_TTL, ConnectionPool
+from a2aconsole.core.tool.tool import A2ATool
+from a2aconsole.core.watches.registry import WatchRegistry
 from tests.support.agents import TestAgent
 from tests.support.toolkit import SETTINGS, TARGET, entry, write_agents
 from tests.support.watching import SignalClock, WaitableDelivery, eventually

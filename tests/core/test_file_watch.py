@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 
-from a2aconsole.core.file_watch import WorkspaceFileWatch
-from a2aconsole.core.files import mark_seen, written_here
-from a2aconsole.core.pending import WatchRecord, dump_pending
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.atomic import mark_seen, written_here
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord, dump_pending
+from a2aconsole.core.watches.file_watch import WorkspaceFileWatch
 from tests.support.watching import Signal, eventually
 
 BOUND = 5.0

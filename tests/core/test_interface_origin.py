@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 import pytest
 
-from a2aconsole.core.agents import AgentEntry, origin, parse_agents
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.agents import AgentEntry, origin, parse_agents
+from a2aconsole.core.files.workspace import Workspace
 from tests.support.agents import TestAgent
 from tests.support.js_agents import SdkAgent
 from tests.support.toolkit import TARGET, entry, make_tool, write_agents

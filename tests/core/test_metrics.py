@@ -7,12 +7,12 @@ import asyncio
 import pytest
 from prometheus_client import generate_latest
 
-from a2aconsole.core.agents import AgentEntry
-from a2aconsole.core.client import Remote, RemoteError, new_http_client
 from a2aconsole.core.clock import SystemClock
-from a2aconsole.core.lease import WorkerLeases
+from a2aconsole.core.files.agents import AgentEntry
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.metrics import REGISTRY
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.remote.client import Remote, RemoteError, new_http_client
+from a2aconsole.core.watches.lease import WorkerLeases
 from tests.support.daphne_process import closed_port
 from tests.support.worker_env import open_remote
 

@@ -7,13 +7,13 @@ import gc
 
 import pytest
 
-from a2aconsole.core import pending_store
 from a2aconsole.core.errors import FileFormatError
-from a2aconsole.core.files import atomic_write
-from a2aconsole.core.pending import WatchRecord, dump_pending
-from a2aconsole.core.pending_batch import PendingBatcher
-from a2aconsole.core.pending_store import STORE
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.atomic import atomic_write
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.batch import PendingBatcher
+from a2aconsole.core.pending.records import WatchRecord, dump_pending
+from a2aconsole.core.pending import store as pending_store
+from a2aconsole.core.pending.store import STORE
 
 
 def rec(i: int) -> WatchRecord:

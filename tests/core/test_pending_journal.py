@@ -10,11 +10,11 @@ import stat
 
 import pytest
 
-from a2aconsole.core import pending_journal
-from a2aconsole.core.files import version_of
-from a2aconsole.core.pending import WatchRecord, dump_pending
-from a2aconsole.core.pending_store import STORE
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.atomic import version_of
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord, dump_pending
+from a2aconsole.core.pending import journal as pending_journal
+from a2aconsole.core.pending.store import STORE
 
 
 def rec(watch_id: str, **kw: object) -> WatchRecord:

@@ -7,11 +7,11 @@ import itertools
 import random
 from datetime import UTC, datetime
 
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.pending_store import STORE
-from a2aconsole.core.pending_tx import PendingTx
-from a2aconsole.core.sending import write_sending
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.changes import PendingTx
+from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.pending.store import STORE
+from a2aconsole.core.tool.send import write_sending
 
 TARGETS, AGENTS, TASKS = ("chat1", "chat2"), ("bot", "other"), ("t1", "t2", "t3")
 KEYS = list(itertools.product(TARGETS, AGENTS, TASKS))

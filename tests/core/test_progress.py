@@ -17,12 +17,12 @@ from a2a.types import (
     TaskStatusUpdateEvent,
 )
 
-from a2aconsole.core.client import Remote, event_value, new_http_client
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import PROGRESS
-from a2aconsole.core.following import progress_of
-from a2aconsole.core.watches import WatchRegistry
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.remote.client import Remote, event_value, new_http_client
+from a2aconsole.core.watches.follower import progress_of
+from a2aconsole.core.watches.registry import WatchRegistry
 from tests.support.clock import FakeClock
 from tests.support.js_agents import SdkAgent
 from tests.support.toolkit import TARGET, entry, make_tool, write_agents

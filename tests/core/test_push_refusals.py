@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from a2aconsole.core.push_refusals import PushRefusal, PushRefusals, refusal_reason
+from a2aconsole.core.watches.push_refusals import PushRefusal, PushRefusals, refusal_reason
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -7,13 +7,13 @@ import asyncio
 import math
 from collections import Counter
 
-from a2aconsole.core.call_limits import CallLimits, Slots
-from a2aconsole.core.client import Remote
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.delivery import StaticDelivery
 from a2aconsole.core.events import MemorySink
-from a2aconsole.core.watches import WatchRegistry
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.remote.limits import CallLimits, Slots
+from a2aconsole.core.watches.delivery import StaticDelivery
+from a2aconsole.core.watches.registry import WatchRegistry
 from tests.support.agents import TestAgent
 from tests.support.clock import FakeClock
 from tests.support.watching import add_record, eventually, start_task

@@ -8,7 +8,9 @@ import pytest
 from a2a.helpers import new_data_part
 from a2a.types import Artifact, Message, Part, Role, Task, TaskState, TaskStatus
 
-from a2aconsole.core.client import message_value, state_name, task_snapshot
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.remote.client import message_value, state_name, task_snapshot
+from a2aconsole.core.remote.values import TaskSnapshot
 from a2aconsole.core.results import (
     LISTED,
     MAX_ARTIFACTS,
@@ -25,8 +27,6 @@ from a2aconsole.core.results import (
     safe_file_name,
     task_outcome,
 )
-from a2aconsole.core.snapshots import TaskSnapshot
-from a2aconsole.core.workspace import Workspace
 
 
 def _task(state: int, text: str = "", *artifacts: Artifact) -> TaskSnapshot:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from a2aconsole.core import scrubber as scrubber_module
 from a2aconsole.core.events import Event
-from a2aconsole.core.pending import WatchRecord, dump_pending
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord, dump_pending
 from a2aconsole.core.results import PREVIEW_CHARS, json_preview
 from a2aconsole.core.scrubber import MASK, Scrubber, Scrubbers, field_values
-from a2aconsole.core.workspace import Workspace
 
 
 def test_masks_every_occurrence_longest_first_and_keeps_the_rest() -> None:

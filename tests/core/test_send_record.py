@@ -13,13 +13,13 @@ from typing import Any
 import httpx
 import pytest
 
-from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.clock import SystemClock
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.following import Follower
-from a2aconsole.core.pending_store import STORE
-from a2aconsole.core.watches import WatchRegistry
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.store import STORE
+from a2aconsole.core.remote.client import Remote, new_http_client
+from a2aconsole.core.watches.follower import Follower
+from a2aconsole.core.watches.registry import WatchRegistry
 from tests.support.js_agents import SdkAgent
 from tests.support.locks import held_by_a_thread
 from tests.support.toolkit import TARGET, entry, make_tool, write_agents
@@ -175,7 +175,7 @@ async def test_a_quick_task_ends_with_the_first_get_task_in_the_send_s_own_task(
 ) -> None:
     """The send's first GetTask runs in the send's own task (`first_check`): a task that settled by then needs no
     run of its follower (nor a task of its own), and leaves no record when the send answers."""
-    from a2aconsole.core import tool as tool_module
+    from a2aconsole.core.tool import tool as tool_module
 
     write_agents(workspace, entry("echo", sdk_agent))
     firsts: list[str] = []
@@ -299,8 +299,8 @@ async def test_a_caller_that_gives_up_during_the_first_get_task_leaves_the_watch
 async def test_a_send_s_record_waits_for_the_lock_another_holder_has(workspace: Workspace, current: bool) -> None:
     """A lock another holder has (another process, or a thread of this one) is waited for, off the loop, and the
     record is written once it is given back, beside what the files hold."""
-    from a2aconsole.core.pending import WatchRecord
-    from a2aconsole.core.sending import write_sending
+    from a2aconsole.core.pending.records import WatchRecord
+    from a2aconsole.core.tool.send import write_sending
 
     async with workspace.pending_tx(durable=False) as tx:
         tx.add(WatchRecord("w0", "other-chat", "echo", "t0"))

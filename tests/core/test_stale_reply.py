@@ -11,10 +11,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from a2a.types import Message, Part, Role, Task, TaskState, TaskStatus
 
-from a2aconsole.core.client import status_value, task_snapshot
-from a2aconsole.core.following import is_stale, stale_marker, stale_status
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.snapshots import OutgoingMessage, TaskSnapshot
+from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.remote.client import status_value, task_snapshot
+from a2aconsole.core.remote.values import OutgoingMessage, TaskSnapshot
+from a2aconsole.core.watches.follower import is_stale, stale_marker, stale_status
 
 SENT_AT = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

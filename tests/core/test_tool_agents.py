@@ -6,7 +6,7 @@ import json
 import time
 from collections.abc import Callable
 
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from tests.support.agents import TestAgent
 from tests.support.js_agents import SdkAgent
 from tests.support.toolkit import TARGET, entry, make_tool, write_agents

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from tests.support.agents import PDF_BYTES, TestAgent
 from tests.support.clock import FakeClock
 from tests.support.toolkit import TARGET, entry, make_tool, write_agents

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from a2aconsole.core.events import MemorySink
-from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.core.scrubber import MASK
-from a2aconsole.core.workspace import Workspace
 from tests.support.agents import TestAgent
 from tests.support.clock import FakeClock
 from tests.support.toolkit import TARGET, entry, make_tool, write_agents

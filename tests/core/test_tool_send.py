@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from a2aconsole.core.attachments import Attachment
-from a2aconsole.core.client import Remote, new_http_client, outgoing_message, send_request
 from a2aconsole.core.events import STATE, MemorySink
-from a2aconsole.core.following import stale_status
+from a2aconsole.core.files.attachments import Attachment
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.remote.client import Remote, new_http_client, outgoing_message, send_request
+from a2aconsole.core.remote.values import TaskSnapshot
 from a2aconsole.core.results import WORKING_NOTE
-from a2aconsole.core.snapshots import TaskSnapshot
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.watches.follower import stale_status
 from tests.support.agents import PDF_BYTES, TestAgent
 from tests.support.clock import FakeClock
 from tests.support.js_agents import SdkAgent
@@ -175,7 +175,7 @@ async def test_a_stale_question_is_not_told_when_the_record_came_before_the_firs
 ) -> None:
     """The same, when the first GetTask is answered only after the record was written (past the 50 ms bound):
     the follower made then starts from the reply's state, not from the record's "sending" mark."""
-    from a2aconsole.core import tool as tool_module
+    from a2aconsole.core.tool import tool as tool_module
 
     real_first_check = tool_module.first_check
     answered: list[Any] = []

@@ -9,12 +9,12 @@ from collections.abc import Callable
 
 import pytest
 
-from a2aconsole.core.attachments import Attachment
-from a2aconsole.core.client import Remote, new_http_client, outgoing_message
 from a2aconsole.core.events import QUESTION, RESULT, SENT, MemorySink
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.snapshots import TaskSnapshot
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.attachments import Attachment
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.remote.client import Remote, new_http_client, outgoing_message
+from a2aconsole.core.remote.values import TaskSnapshot
 from tests.support.clock import FakeClock
 from tests.support.js_agents import SdkAgent
 from tests.support.toolkit import TARGET, RecordingWatches, entry, make_tool, write_agents

@@ -4,11 +4,11 @@ on at the agent and a push watch's config is removed there; on both SDKs' agents
 from __future__ import annotations
 
 from a2aconsole.core.chat import ChatTarget
-from a2aconsole.core.client import Remote
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.tool import WATCHED_NOTE, A2ATool
-from a2aconsole.core.unwatch import STOPPED_NOTE
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.tool.tool import WATCHED_NOTE, A2ATool
+from a2aconsole.core.tool.unwatch import STOPPED_NOTE
 from tests.support.watching import add_record, eventually, push_watched, settled_at_agent, start_task
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 
-from a2aconsole.core.client import Remote
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import watch_event_key
-from a2aconsole.core.pending import WatchRecord, dump_pending, parse_pending
-from a2aconsole.core.watches import WatchRegistry
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord, dump_pending, parse_pending
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.watches.registry import WatchRegistry
 from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink, add_record, start_task
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from a2aconsole.core.client import Remote
-from a2aconsole.core.following import POLL_BACKOFF, PUSH_SAFETY
-from a2aconsole.core.heard import HEARD_AT, LAST_ERROR
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.watches.follower import POLL_BACKOFF, PUSH_SAFETY
+from a2aconsole.core.watches.heard import HEARD_AT, LAST_ERROR
 from tests.support.watching import add_record, push_watched, start_task
 
 

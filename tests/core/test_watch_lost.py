@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from a2aconsole.core.client import Remote
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.remote.client import Remote
 from tests.support.agent_process import agent_process
 from tests.support.js_agents import SdkAgent
 from tests.support.watching import LoopbackServer, add_record, eventually, start_task

@@ -9,13 +9,13 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from a2aconsole.core.client import Remote
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import WATCH_ENDED
-from a2aconsole.core.following import STREAM_CAP
-from a2aconsole.core.watch_control import PendingFileWatches
-from a2aconsole.core.watches import WatchRegistry
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.watches.control import PendingFileWatches
+from a2aconsole.core.watches.follower import STREAM_CAP
+from a2aconsole.core.watches.registry import WatchRegistry
 from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink, add_record, start_task
 
 

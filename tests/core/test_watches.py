@@ -13,10 +13,10 @@ import pytest
 
 from a2aconsole.core.chat import ChatTarget
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.files import atomic_write
-from a2aconsole.core.tool import A2ATool
-from a2aconsole.core.watches import WatchRegistry
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.atomic import atomic_write
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.tool.tool import A2ATool
+from a2aconsole.core.watches.registry import WatchRegistry
 from tests.support.agents import TestAgent
 from tests.support.watching import (
     PushReceiver,

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from a2aconsole.core.chat import ChatTarget
-from a2aconsole.core.client import Remote
 from a2aconsole.core.config import ClientSettings
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.remote.client import Remote
 from a2aconsole.core.scrubber import MASK
-from a2aconsole.core.tool import A2ATool
-from a2aconsole.core.watch_control import PendingFileWatches
-from a2aconsole.core.watches import WatchRegistry
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.tool.tool import A2ATool
+from a2aconsole.core.watches.control import PendingFileWatches
+from a2aconsole.core.watches.registry import WatchRegistry
 from tests.support.watching import (
     PushReceiver,
     SignalClock,

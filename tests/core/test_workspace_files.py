@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from a2aconsole.core import files
-from a2aconsole.core.agents import AgentEntry
 from a2aconsole.core.errors import ConflictError, FileFormatError, ValidationError
-from a2aconsole.core.files import MISSING_VERSION, atomic_write, lock_for, version_of
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.agents import AgentEntry
+from a2aconsole.core.files.atomic import MISSING_VERSION, atomic_write, lock_for, version_of
+from a2aconsole.core.files import atomic as files
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
 from tests.support.locks import held_by_a_thread
 
 KEY = "sk-very-secret-key-123"

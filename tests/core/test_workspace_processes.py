@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from a2aconsole.core.agents import dump_agents
-from a2aconsole.core.pending import WatchRecord, dump_pending
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.agents import dump_agents
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord, dump_pending
 from tests.support.workspace_writer import churn_entries
 
 ROOT = Path(__file__).resolve().parents[2]

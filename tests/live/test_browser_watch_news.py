@@ -12,9 +12,9 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
-from a2aconsole.core.heard import HEARD_AT, LAST_ERROR
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.watches.heard import HEARD_AT, LAST_ERROR
 from tests.support.browser import SIZES, live, row_of, shot, width
 from tests.support.console_server import ConsoleServer
 from tests.support.daphne_process import closed_port

@@ -9,7 +9,7 @@ from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
 from a2aconsole.api.openapi import TOOL_PATH
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.models import ApiToken, ChatTarget
 from tests.support.api_contract import check_answer
 

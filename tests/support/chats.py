@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.web.models import ChatTarget
 
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from a2aconsole.asgi import application
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.models import TaskEvent
 from tests.support.agents import TestAgent
 

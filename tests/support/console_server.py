@@ -11,7 +11,7 @@ import threading
 import time
 from pathlib import Path
 
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 OWNER = "owner"

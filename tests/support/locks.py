@@ -7,7 +7,7 @@ import contextlib
 import threading
 from collections.abc import AsyncIterator, Callable
 
-from a2aconsole.core.files import FileLock
+from a2aconsole.core.files.atomic import FileLock
 
 
 @contextlib.asynccontextmanager

@@ -9,10 +9,10 @@ import json
 import sys
 
 from a2aconsole.core.chat import ChatTarget
-from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.tool import A2ATool
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.remote.client import Remote, new_http_client
+from a2aconsole.core.tool.tool import A2ATool
 
 TARGET = "chat1"
 

@@ -14,14 +14,14 @@ from typing import Any
 import httpx
 
 from a2aconsole.core.chat import ChatTarget
-from a2aconsole.core.client import Remote
 from a2aconsole.core.clock import Clock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import EventSink
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.tool import A2ATool
-from a2aconsole.core.watch_control import PendingFileWatches
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.tool.tool import A2ATool
+from a2aconsole.core.watches.control import PendingFileWatches
 from tests.support.agents import TestAgent
 
 TARGET = "chat-1"

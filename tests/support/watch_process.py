@@ -12,12 +12,12 @@ import os
 import sys
 from pathlib import Path
 
-from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.clock import SystemClock
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.watches import WatchRegistry
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.remote.client import Remote, new_http_client
+from a2aconsole.core.watches.registry import WatchRegistry
 
 
 def _append(path: Path, line: str) -> None:

@@ -16,13 +16,13 @@ from typing import Any
 
 import uvicorn
 
-from a2aconsole.core.client import Remote, outgoing_message
 from a2aconsole.core.clock import Clock
-from a2aconsole.core.delivery import StaticDelivery
 from a2aconsole.core.events import Event, EventSink, MemorySink
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.snapshots import TaskSnapshot
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.remote.client import Remote, outgoing_message
+from a2aconsole.core.remote.values import TaskSnapshot
+from a2aconsole.core.watches.delivery import StaticDelivery
 from tests.support.clock import FakeClock
 
 POLL_SECONDS = 0.02  # between checks of state another thread or process owns (nothing pokes a Signal there)

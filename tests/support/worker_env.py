@@ -11,11 +11,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import IO
 
-from a2aconsole.core.client import Remote, new_http_client
 from a2aconsole.core.clock import SystemClock
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.snapshots import TaskSnapshot
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.remote.client import Remote, new_http_client
+from a2aconsole.core.remote.values import TaskSnapshot
 from tests.support.agents import TestAgent
 from tests.support.watching import add_record, start_task
 

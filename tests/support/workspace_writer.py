@@ -19,10 +19,10 @@ import os
 import signal
 import sys
 
-from a2aconsole.core.agents import AgentEntry
 from a2aconsole.core.errors import ConflictError
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.agents import AgentEntry
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
 
 
 def churn_entries(counter: int, padding: int) -> list[AgentEntry]:

@@ -15,9 +15,9 @@ from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 from django.utils import timezone
 
-from a2aconsole.core.agents import AgentEntry
-from a2aconsole.core.tool import A2ATool
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.agents import AgentEntry
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.tool.tool import A2ATool
 from a2aconsole.web import card_history
 from a2aconsole.web.models import CardSnapshot
 from tests.support.agents import TestAgent

@@ -10,9 +10,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
-from a2aconsole.core.agents import origin
-from a2aconsole.core.tool import A2ATool
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.agents import origin
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.tool.tool import A2ATool
 from a2aconsole.web import chats
 from a2aconsole.web.models import AuditEntry
 from tests.support.agents import TestAgent

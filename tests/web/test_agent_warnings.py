@@ -11,8 +11,8 @@ from html import unescape
 import pytest
 from django.test import AsyncClient
 
-from a2aconsole.core.tool import A2ATool
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.tool.tool import A2ATool
 from tests.support.agents import TestAgent
 from tests.web.test_agent_cards import HX, row
 from tests.web.test_console_pages import check_page

@@ -11,7 +11,7 @@ import re
 import pytest
 from django.test import Client
 
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.models import AuditEntry
 from a2aconsole.web.views.agents import CONFLICT_PAGE
 from tests.support.console import create_owner
@@ -192,7 +192,7 @@ def test_editor_saves_lf_and_a_plain_conflict_free_save_still_works(owner: Clien
 
 def edit_form(ws: Workspace, name: str, **change: str) -> dict[str, str]:
     """What the edit form of `name` posts (its URL as the form shows it, masked) with `change` applied."""
-    from a2aconsole.core.agents import mask_url
+    from a2aconsole.core.files.agents import mask_url
 
     entry = ws.read_agents().get(name)
     form = {"name": name, "url": mask_url(entry.url), "description": entry.description or ""}

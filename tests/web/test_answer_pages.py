@@ -14,8 +14,8 @@ from django.contrib.auth import get_user_model
 from django.test import AsyncClient, override_settings
 
 from a2aconsole.core.config import ClientSettings
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.results import PREVIEW_CHARS
-from a2aconsole.core.workspace import Workspace
 from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent

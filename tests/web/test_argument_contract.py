@@ -17,7 +17,7 @@ from a2aconsole.api.calls import NEEDS, BadCall, _member, call_schema, parse_cal
 from a2aconsole.api.openapi import TOOL_PATH, openapi_document, tool_definition
 from a2aconsole.core.data_parts import send_data
 from a2aconsole.core.errors import ToolError
-from a2aconsole.core.tool_schema import (
+from a2aconsole.core.tool.schema import (
     ACTIONS,
     ARGUMENT,
     ARGUMENTS,

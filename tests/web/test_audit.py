@@ -13,7 +13,7 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.audit import AFTER_CONFLICT, FILE_KEPT_YOURS
 from a2aconsole.web.models import ApiToken, AuditEntry, ChatTarget
 from a2aconsole.web.views.agents import CONFLICT_PAGE

@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from a2aconsole.core.client import Remote
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.watches import WatchRegistry
+from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.watches.registry import WatchRegistry
 from a2aconsole.web.backends.telegram import LIMIT, TelegramBackend, split_text
 from a2aconsole.web.models import ChatTarget
 from tests.support.chats import BackendDelivery, kept

@@ -15,9 +15,9 @@ import pytest
 from a2aconsole.core.chat import CONSOLE_TARGET
 from a2aconsole.core.chat import ChatTarget as Chat
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.delivery import ResultDelivery
-from a2aconsole.core.tool import A2ATool
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.tool.tool import A2ATool
+from a2aconsole.core.watches.delivery import ResultDelivery
 from a2aconsole.web.chats import aresolve, resolve
 from a2aconsole.web.models import ChatTarget
 from a2aconsole.web.runtime import Runtime

@@ -16,9 +16,9 @@ from django.core.management import call_command
 from django.test import AsyncClient, override_settings
 
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.tool import CLIENT_OFF
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.tool.tool import CLIENT_OFF
 from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import ApiToken, ChatTarget
 from a2aconsole.web.runtime import WORKER_CHANNEL, Runtime

@@ -7,7 +7,7 @@ import json
 import pytest
 from django.test import Client
 
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.views.agents import CONFLICT_PAGE
 from tests.support.console import create_owner
 

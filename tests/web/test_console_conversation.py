@@ -12,8 +12,8 @@ from asgiref.sync import sync_to_async
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import AsyncClient
 
-from a2aconsole.core.tool import A2ATool
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.tool.tool import A2ATool
 from a2aconsole.web import broadcast, sends
 from a2aconsole.web.models import ChatTarget
 from tests.support.agents import TestAgent
@@ -170,7 +170,7 @@ async def test_status_page_masks(owner: AsyncClient, tool: A2ATool, ws: Workspac
 async def test_dashboard_and_inbox_show_what_needs_the_owner(
     owner: AsyncClient, tool: A2ATool, ws: Workspace, console_target: ChatTarget
 ) -> None:
-    from a2aconsole.core.pending import WatchRecord
+    from a2aconsole.core.pending.records import WatchRecord
     from a2aconsole.web.models import InboxItem
 
     await sync_to_async(record_event)(ws, "q1", "question", "input-required", "Which colour?")
@@ -226,7 +226,7 @@ async def test_task_page_raw_json_masks_the_workspace_push_tokens(
     owner: AsyncClient, tool: A2ATool, ws: Workspace, make_agent: Callable[..., TestAgent]
 ) -> None:
     """The raw task JSON is the agent's own text: an agent echoing a push token (which it knows) shows only ***."""
-    from a2aconsole.core.pending import WatchRecord
+    from a2aconsole.core.pending.records import WatchRecord
 
     token = "push-token-" + "p" * 32
     async with ws.pending_tx() as tx:

@@ -12,8 +12,8 @@ import pytest
 from django.test import AsyncClient
 
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.tool import A2ATool
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.tool.tool import A2ATool
 from tests.support.agents import TestAgent
 from tests.support.console import connect_socket, create_owner, record_event
 from tests.support.csp import assert_strict_csp, inline_code

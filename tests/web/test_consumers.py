@@ -10,8 +10,8 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 
 from a2aconsole.core.events import ALL_GROUP, target_group, task_group
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.web.history import dom_id
 from a2aconsole.web.models import ChatTarget, InboxItem
 from tests.support.console import connect_socket, record_event

@@ -14,7 +14,7 @@ from channels.layers import get_channel_layer
 from django.test import Client
 
 from a2aconsole.core.events import Event, target_group
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.broadcast import _store
 from a2aconsole.web.models import ChatTarget
 from a2aconsole.web.threads import PAGE_EVENTS

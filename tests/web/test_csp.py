@@ -14,7 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from django.test import Client, override_settings
 from django.urls import get_resolver, include, path
 
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web import owner
 from a2aconsole.web.models import ApiToken, ChatTarget
 from tests.support.console import create_owner

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from django.test import AsyncClient
 
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web import broadcast, data_forms, data_view, sends
 from a2aconsole.web.models import OutgoingMessage, TaskEvent
 from tests.support.agents import FORM, TestAgent

@@ -19,8 +19,8 @@ from channels.testing import WebsocketCommunicator
 
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import WATCH_ARMED, Event
-from a2aconsole.core.pending import WatchRecord, dump_pending
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord, dump_pending
 from a2aconsole.web.runtime import RESCAN_SECONDS, Runtime
 from tests.support.agents import TestAgent
 from tests.support.console import add_agent, connect_socket

@@ -19,7 +19,7 @@ from django.test import Client, override_settings
 
 from a2aconsole.asgi import application
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.body_limit import MARGIN_BYTES, body_cap
 from a2aconsole.web.models import ChatTarget
 from a2aconsole.web.request_log import ClientErrorLine

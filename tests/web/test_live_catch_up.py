@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from a2aconsole.core.events import ALL_GROUP
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.live import Changes, Tab
 from a2aconsole.web.views.watches_live import WatchesLive
 from tests.support.console import connect_socket

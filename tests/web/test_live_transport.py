@@ -17,8 +17,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from a2aconsole.core.events import ALL_GROUP, Event, target_group, task_group
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.web import history, task_index
 from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.live.frames import pack

@@ -7,8 +7,8 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
-from a2aconsole.core.tool import A2ATool
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.tool.tool import A2ATool
 from a2aconsole.web.models import TaskEvent, TaskRecord
 from tests.support.agents import TestAgent
 from tests.support.console import add_agent

@@ -19,7 +19,7 @@ from a2aconsole.asgi import application
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.metrics import REGISTRY
 from a2aconsole.core.metrics_access import MetricsAccess
-from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.delivery import TargetDelivery
 from a2aconsole.web.models import ChatTarget

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.web import pending_cache
 from tests.support.console import create_owner
 

@@ -11,7 +11,7 @@ import pytest
 
 from a2aconsole.asgi import application
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.body_limit import body_cap
 from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent

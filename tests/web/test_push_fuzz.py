@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from a2aconsole.asgi import application
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import MemorySink
-from a2aconsole.core.snapshots import StatusValue, TaskSnapshot
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.remote.values import StatusValue, TaskSnapshot
 from a2aconsole.web.models import ChatTarget
 from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
 from tests.support.watching import LoopbackServer, SignalClock, add_record, eventually, start_task

@@ -9,8 +9,8 @@ import pytest
 from django.test import AsyncClient
 
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.push_refusals import PushRefusal
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.watches.push_refusals import PushRefusal
 from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.models import ChatTarget
 from tests.support.runtime import fresh_runtime

@@ -28,12 +28,12 @@ from django.db import connection
 from django.test import AsyncClient
 
 from a2aconsole.asgi import application
-from a2aconsole.core.agents import AgentEntry
 from a2aconsole.core.clock import SystemClock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import Event
-from a2aconsole.core.log_masking import MaskUrls
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.agents import AgentEntry
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.remote.log_masking import MaskUrls
 from a2aconsole.web.backends.telegram import TelegramBackend
 from a2aconsole.web.backends.webhook import WebhookBackend
 from a2aconsole.web.broadcast import ChannelsBroadcast

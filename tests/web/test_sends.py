@@ -12,8 +12,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import AsyncClient
 from django.utils import timezone
 
-from a2aconsole.core.tool import A2ATool
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.tool.tool import A2ATool
 from a2aconsole.web import broadcast, sends
 from a2aconsole.web.models import OutgoingMessage, TaskEvent
 from tests.support.agents import TestAgent

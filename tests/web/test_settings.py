@@ -173,12 +173,12 @@ import logging
 import django
 
 django.setup()  # configures logging from settings.LOGGING
-import a2aconsole.core.client  # the modules that talk HTTP: importing them installs nothing
+import a2aconsole.core.remote.client  # the modules that talk HTTP: importing them installs nothing
 import a2aconsole.web.backends.telegram
 
 print(sorted(n for n, lg in logging.Logger.manager.loggerDict.items() if getattr(lg, "filters", None)
              and any(type(f).__name__ == "MaskUrls" for f in lg.filters)))
-for name in ("httpx", "httpcore.http11", "a2a.client.card_resolver", "a2aconsole.core.watches", "django",
+for name in ("httpx", "httpcore.http11", "a2a.client.card_resolver", "a2aconsole.core.watches.registry", "django",
              "django.server", "some.library", ""):
     for url in {LOG_URLS!r}:
         logging.getLogger(name).warning("GET %s from %s", url, name or "root")
@@ -205,6 +205,6 @@ def test_the_log_filter_is_in_the_settings_on_every_handler() -> None:
     from django.conf import settings
 
     logging_config = settings.LOGGING
-    assert logging_config["filters"]["mask_urls"]["()"] == "a2aconsole.core.log_masking.MaskUrls"
+    assert logging_config["filters"]["mask_urls"]["()"] == "a2aconsole.core.remote.log_masking.MaskUrls"
     for name, handler in logging_config["handlers"].items():
         assert "mask_urls" in handler.get("filters", []), name

@@ -8,7 +8,7 @@ from channels.testing import WebsocketCommunicator
 from django.test import override_settings
 
 from a2aconsole.asgi import application
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.public_site import PublicSite
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -10,9 +10,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.status import status_report
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.tool.status import status_report
 from a2aconsole.web.models import ChatTarget
 
 KEY = "sk-very-secret-key"

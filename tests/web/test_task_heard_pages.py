@@ -12,9 +12,9 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 
 from a2aconsole.core.events import Event
-from a2aconsole.core.heard import HEARD_AT, LAST_ERROR
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.watches.heard import HEARD_AT, LAST_ERROR
 from a2aconsole.web.broadcast import _store
 from a2aconsole.web.live import Changes, Tab, page
 

@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import resolve, reverse
 
 from a2aconsole.core.events import Event
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.broadcast import _store
 from a2aconsole.web.links import task_url
 from a2aconsole.web.models import ChatTarget

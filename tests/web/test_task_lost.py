@@ -13,7 +13,7 @@ from django.test import AsyncClient
 
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import Event
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.broadcast import ChannelsBroadcast, _store
 from a2aconsole.web.models import ChatTarget, InboxItem
 from tests.support.runtime import fresh_runtime

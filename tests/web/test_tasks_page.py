@@ -20,7 +20,7 @@ from django.test import Client, override_settings
 
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import ALL_GROUP, Event
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.broadcast import ChannelsBroadcast, _store
 from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import ChatTarget, TaskEvent, TaskRecord

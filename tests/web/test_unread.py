@@ -12,7 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 from a2aconsole.core.events import Event
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.broadcast import _store
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
 from a2aconsole.web.unread import MAX_SEEN

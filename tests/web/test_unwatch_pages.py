@@ -12,7 +12,7 @@ from django.test import AsyncClient
 from django.utils import timezone
 
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.models import ChatTarget, InboxItem
 from tests.support.runtime import fresh_runtime
 from tests.support.watching import SignalClock, WaitableSink, add_record, eventually, start_task

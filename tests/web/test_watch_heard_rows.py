@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from a2aconsole.core.heard import HEARD_AT, LAST_ERROR
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.watches.heard import HEARD_AT, LAST_ERROR
 from a2aconsole.web.event_words import describe
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -12,8 +12,8 @@ from channels.layers import get_channel_layer
 from django.test import Client
 
 from a2aconsole.core.events import ALL_GROUP
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.web import live
 from a2aconsole.web.views.watches import PAGE_SIZE
 from tests.support.console import connect_socket

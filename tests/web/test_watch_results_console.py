@@ -14,7 +14,7 @@ from django.template.loader import render_to_string
 from django.test import AsyncClient, override_settings
 
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent

@@ -11,8 +11,8 @@ from django.test import override_settings
 
 from a2aconsole.core.chat import ChatTarget as Chat
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.watch_control import PendingFileWatches
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.watches.control import PendingFileWatches
 from a2aconsole.web import background
 from a2aconsole.web.models import ChatTarget, InboxItem
 from a2aconsole.web.routing import channel_routes
@@ -133,7 +133,7 @@ async def test_web_delivery_stores_once_per_watch_and_tells_open_tabs(workspace)
     from channels.layers import get_channel_layer
 
     from a2aconsole.core.events import target_group
-    from a2aconsole.core.pending import WatchRecord
+    from a2aconsole.core.pending.records import WatchRecord
     from a2aconsole.web.chats import aresolve
     from a2aconsole.web.delivery import TargetDelivery
 
@@ -158,7 +158,7 @@ async def test_web_delivery_stores_once_per_watch_and_tells_open_tabs(workspace)
 async def test_web_process_without_registry_writes_files_and_wakes_worker(workspace, runtime, clock) -> None:
     from channels.layers import get_channel_layer
 
-    from a2aconsole.core.pending import WatchRecord
+    from a2aconsole.core.pending.records import WatchRecord
 
     layer = get_channel_layer()
     await layer.flush()  # wake-ups other tests sent to the worker channel (nobody read them)

@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from a2aconsole.core.lease import WorkerLeases, lease_path
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.watches.lease import WorkerLeases, lease_path
 from tests.support.watching import add_record, eventually, start_task
 from tests.support.worker_env import ROOT, console_watch, inbox_texts, migrate, start_worker, worker_env
 
 HOLDER = """
 import asyncio, sys
-from a2aconsole.core.lease import WorkerLeases
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.watches.lease import WorkerLeases
+from a2aconsole.core.files.workspace import Workspace
 leases = WorkerLeases()
 print("held" if asyncio.run(leases.acquire(Workspace(sys.argv[1]))) else "refused", flush=True)
 sys.stdin.read()
@@ -176,7 +176,7 @@ async def test_a_stopping_worker_ends_its_own_tasks_before_it_closes_the_lease_s
     """A rescan (or a heartbeat) that went on past the close of the Redis lease store opened a connection nobody
     closed: CI saw it as an unclosed socket to Redis in a later test."""
     from a2aconsole.core.config import ClientSettings
-    from a2aconsole.core.lease import HEARTBEAT
+    from a2aconsole.core.watches.lease import HEARTBEAT
     from a2aconsole.web.runtime import RESCAN_SECONDS, build_runtime
     from tests.support.watching import SignalClock
 

@@ -15,8 +15,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.lease import RedisLeaseStore, WorkerLeases
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.watches.lease import RedisLeaseStore, WorkerLeases
 from a2aconsole.web.runtime import Runtime, build_runtime
 from a2aconsole.web.worker import dispatch
 from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink, add_record, eventually, start_task

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from a2aconsole.core.events import Event
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.asked import CHARS, first_line
 from a2aconsole.web.broadcast import _store
 from a2aconsole.web.models import ChatTarget, InboxItem

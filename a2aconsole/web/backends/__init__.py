@@ -24,7 +24,7 @@ def shared_http() -> httpx.AsyncClient:
     except Exception:  # no runtime yet (a command, a test): use our own client
         pass
     if _fallback is None or _fallback.is_closed:
-        from a2aconsole.core.client import new_http_client
+        from a2aconsole.core.remote.client import new_http_client
 
         _fallback = new_http_client()
     return _fallback

@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING
 import httpx
 
 from a2aconsole.core.clock import Clock, SystemClock
-from a2aconsole.core.pending import WatchRecord
-
-from . import shared_http
+from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.web.backends import shared_http
 
 if TYPE_CHECKING:
     from a2aconsole.web.models import ChatTarget

@@ -16,11 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from a2aconsole.core.agents import is_http_url, mask_url
 from a2aconsole.core.clock import Clock, SystemClock
-from a2aconsole.core.pending import WatchRecord
-
-from . import shared_http
+from a2aconsole.core.files.agents import is_http_url, mask_url
+from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.web.backends import shared_http
 
 if TYPE_CHECKING:
     from a2aconsole.web.models import ChatTarget

@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 
-from a2aconsole.core.push_refusals import PushRefusal
+from a2aconsole.core.watches.push_refusals import PushRefusal
 from a2aconsole.web import asked, history, live, pending_cache
 from a2aconsole.web.models import TaskEvent
 from a2aconsole.web.views import scope

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
 
 CHECK_TIMEOUT_SECONDS = 5.0
 T = TypeVar("T")

@@ -18,9 +18,9 @@ from django.contrib.auth.decorators import login_not_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.push import push_task_id, token_matches
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.watches.push import push_task_id, token_matches
 from a2aconsole.web import db_threads
 from a2aconsole.web.body_limit import body_cap
 from a2aconsole.web.metrics import counted_push

@@ -18,11 +18,11 @@ from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from a2aconsole.core.cancel import CANCEL_REQUESTED
-from a2aconsole.core.heard import news_of
-from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.status import age
-from a2aconsole.core.workspace import Workspace
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.tool.cancel import CANCEL_REQUESTED
+from a2aconsole.core.tool.status import age
+from a2aconsole.core.watches.heard import news_of
 from a2aconsole.web import history, links, live, pending_cache, task_index
 from a2aconsole.web.paging import WATCH_PAGE_SIZE
 from a2aconsole.web.views import scope
