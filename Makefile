@@ -34,6 +34,7 @@ chromium:
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 # Two workers (both cores); the tests that share Redis and PostgreSQL run on one (tests/conftest.py).
 test: $(STAMP) $(JS_STAMP) chromium lint

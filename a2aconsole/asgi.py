@@ -15,7 +15,7 @@ from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  #
 
 from a2aconsole.api.handler import split_api  # noqa: E402
 from a2aconsole.web import routing  # noqa: E402
-from a2aconsole.web.body_limit import BodyLimit  # noqa: E402
+from a2aconsole.web.process.body_limit import BodyLimit  # noqa: E402
 from a2aconsole.web.socket_origin import SameOriginSockets  # noqa: E402
 from a2aconsole.web.static_files import StaticFiles  # noqa: E402
 

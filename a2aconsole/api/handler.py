@@ -20,7 +20,7 @@ from typing import Any
 from django.core.handlers.asgi import ASGIHandler
 
 from a2aconsole.api.errors import API_PREFIX
-from a2aconsole.web.in_loop import in_loop_chain
+from a2aconsole.web.process.in_loop import in_loop_chain
 from a2aconsole.web.views.push import PUSH_PREFIX
 
 # In settings.MIDDLEWARE's order. Each must be pure: no database, no blocking I/O, in any of its hooks.

@@ -33,7 +33,7 @@ from a2aconsole.web.broadcast import deferred_events
 from a2aconsole.web.chats import value_of
 from a2aconsole.web.inbound import set_inbound_hops
 from a2aconsole.web.models import ApiToken, ChatTarget, hash_token
-from a2aconsole.web.runtime import get_runtime
+from a2aconsole.web.process.runtime import get_runtime
 
 log = logging.getLogger(__name__)
 

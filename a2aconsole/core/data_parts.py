@@ -4,7 +4,7 @@ An agent's data part is kept whole in the tool's outcome (within its text budget
 an event keeps a preview of each (`event_data_parts`): at most MAX_DEPTH levels, MAX_ITEMS members of each list
 or object and PREVIEW_CHARS of each string, about MAX_EVENT_CHARS in all, with what was left out counted and the
 part marked `cut`, so a page never grows with what an agent sent and a cut form is never offered as a form.
-The owner's data answer (`send`'s `data`) is a JSON object of at most MAX_DATA bytes (`tool_schema`).
+The owner's data answer (`send`'s `data`) is a JSON object of at most MAX_DATA bytes.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from a2aconsole.core.errors import ToolError
-from a2aconsole.core.tool.schema import MAX_DATA
 
+MAX_DATA = 64 * 1024  # bytes of a send's data (a JSON object) as UTF-8 JSON
 MAX_DATA_PARTS = 20  # data parts an event keeps; the rest are counted
 MAX_EVENT_CHARS = 32 * 1024  # characters of strings and keys the data parts of one event keep
 MAX_DEPTH = 12  # levels of nesting kept

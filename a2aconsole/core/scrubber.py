@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from a2aconsole.core import pending
 from a2aconsole.core.events import Event
 from a2aconsole.core.files.atomic import Signature, file_signature
 from a2aconsole.core.files.workspace import Workspace
@@ -280,20 +281,20 @@ class Scrubbers:
         """`agents`: agents.json's signature when the caller checked the file (`ConnectionPool.agents_signed`) before
         anything it scrubs could hold a key of it; else it is checked now."""
         if agents is None:
-            agents = file_signature(ws.agents_file)
-        pending = file_signature(ws.pending_file)
-        cached = self._cache.get(ws.cache_key)
-        if cached is not None and cached[0] == (agents, pending):
+            agents = file_signature(ws.agents_path)
+        records = file_signature(pending.file_path(ws))
+        cached = self._cache.get(ws.root)
+        if cached is not None and cached[0] == (agents, records):
             return cached[1]
         keys = cached[2] if cached is not None and cached[0][0] == agents else None
         if keys is None:
             keys = frozenset(field_values(_read(ws.agents_path), "key"))
-        tokens = STORE.push_tokens(ws, pending)
+        tokens = STORE.push_tokens(ws, records)
         if tokens is None:
-            tokens = frozenset(field_values(_read(ws.pending_path), "pushToken"))
+            tokens = frozenset(field_values(_read(pending.file_path(ws)), "pushToken"))
         if cached is not None and keys == cached[2] and (tokens is cached[3] or tokens == cached[3]):
             scrubber = cached[1]  # most writes change no secret: keep the index
         else:
             scrubber = cached[1].updated(keys | tokens) if cached is not None else Scrubber(keys | tokens, ws.root)
-        self._cache[ws.cache_key] = ((agents, pending), scrubber, keys, tokens)
+        self._cache[ws.root] = ((agents, records), scrubber, keys, tokens)
         return scrubber

@@ -1,5 +1,7 @@
 from django.apps import AppConfig
 
+from a2aconsole.data_folder import private_sqlite_files
+
 
 class WebConfig(AppConfig):
     name = "a2aconsole.web"
@@ -10,12 +12,10 @@ class WebConfig(AppConfig):
         from django.contrib.auth.signals import user_logged_in
         from django.db.backends.signals import connection_created
 
-        from a2aconsole.data_folder import private_sqlite_files
+        # In ready(): these import models, which cannot be imported before the app registry is loaded. Every
+        # page's live part registers itself with web.live when its view module is imported: here, so every
+        # process (the server, the worker, tests) has them all.
         from a2aconsole.web import audit
-
-        # Every page's live part registers itself with web.live when its view module is imported: here, so every
-        # process (the server, the worker, tests) has them all. In ready(): views import models, which cannot be
-        # imported before the app registry is (why these imports are in a function).
         from a2aconsole.web.views import (  # noqa: F401
             agent_cards,
             conversation,

@@ -33,7 +33,8 @@ from django.db import OperationalError, transaction
 
 from a2aconsole.core.events import Event, groups_for
 from a2aconsole.core.results import PREVIEW_CHARS, preview
-from a2aconsole.web import db_threads, outgoing
+from a2aconsole.web import db_threads, outgoing, task_index
+from a2aconsole.web.models import TaskEvent
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,6 @@ _seqs: OrderedDict[str, int] = OrderedDict()
 
 def _repeats(event: Event) -> bool:
     """The task's latest outcome event says exactly this already (a re-check of a finished or unchanged task)."""
-    from a2aconsole.web.models import TaskEvent
 
     if event.kind not in REPEATABLE or not event.task_id:
         return False
@@ -84,8 +84,6 @@ def _store(event: Event) -> int | None:
 
 
 def _store_one(event: Event) -> int | None:
-    from a2aconsole.web import task_index
-    from a2aconsole.web.models import TaskEvent
 
     if _repeats(event):
         return None

@@ -18,7 +18,7 @@ from django.conf import settings
 
 from a2aconsole.core.chat import CONSOLE_TARGET
 from a2aconsole.core.files.agents import is_http_url, mask_url
-from a2aconsole.web.backends.webhook import new_secret
+from a2aconsole.web.delivery.webhook import new_secret
 from a2aconsole.web.models import ChatTarget, target_id_validator
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")

@@ -42,3 +42,12 @@ def resolve(target_id: str) -> ChatTarget | None:
 async def aresolve(target_id: str) -> ChatTarget | None:
     """The target by id, read now with the async ORM (from the event loop)."""
     return value_of(await ChatTargetRow.objects.filter(pk=target_id).afirst(), target_id)
+
+
+def enabled_workspaces() -> list[Workspace]:
+    """The console's workspace and every enabled chat target's, once each (sync: call from a thread)."""
+    seen: dict[Workspace, None] = {Workspace(settings.WORKSPACE_DIR): None}
+    for path in ChatTargetRow.objects.filter(enabled=True).values_list("workspace", flat=True):
+        if path:
+            seen.setdefault(Workspace(path), None)
+    return list(seen)

@@ -83,7 +83,11 @@ class WatchCollector(Collector):
     """`a2aconsole_watches{source,state}`: the watches this process follows now, read at scrape time.
 
     Only a process that runs a watch registry (the embedded `serve`, a `runworker a2a-watches`) has
-    any; a scale-out web process reports none (its watches are the worker's)."""
+    any; a scale-out web process reports none (its watches are the worker's). `tally` counts them now (the
+    runtime module registers one over its runtimes)."""
+
+    def __init__(self, tally: Callable[[], Tally[tuple[str, str]]]) -> None:
+        self._tally = tally
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         family = GaugeMetricFamily(
@@ -91,20 +95,6 @@ class WatchCollector(Collector):
             "Watches this process follows now, by source (push, subscribe, poll) and last known task state.",
             labels=["source", "state"],
         )
-        for (source, state), n in sorted(_tally().items()):
+        for (source, state), n in sorted(self._tally().items()):
             family.add_metric([source, state], n)
         yield family
-
-
-def _tally() -> Tally[tuple[str, str]]:
-    from a2aconsole.web.runtime import live_runtimes
-
-    tally: Tally[tuple[str, str]] = Tally()
-    for rt in live_runtimes():
-        registry = rt.registry
-        if registry is not None and not registry.stopped:
-            tally.update(registry.tally())
-    return tally
-
-
-REGISTRY.register(WatchCollector())

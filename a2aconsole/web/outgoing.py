@@ -12,6 +12,8 @@ from typing import Any
 
 from django.utils import timezone
 
+from a2aconsole.web.models import OutgoingMessage
+
 OUTGOING: contextvars.ContextVar[int | None] = contextvars.ContextVar("a2a_outgoing", default=None)
 KIND = "outgoing"  # the data member of a settling event, and the live message of a row that changed
 SETTLING = ("sent", "error")
@@ -19,7 +21,6 @@ SETTLING = ("sent", "error")
 
 def took(event_kind: str, data: dict[str, Any]) -> None:
     """A stored event of a console send settles its row (called inside the event's transaction)."""
-    from a2aconsole.web.models import OutgoingMessage  # not at import: the live registry loads before the models
 
     row_id = data.get(KIND)
     if not isinstance(row_id, int):

@@ -4,8 +4,8 @@ The dashboard and the watch table read every workspace's file on every render (e
 10,000 watches are ~60 ms of JSON each time. A file is known by its `stat()`: inode, size and mtime in ns. Every
 write replaces the file (`atomic_write`: a new inode), so whoever writes it (the worker, `manage.py a2a send`,
 an editor) is seen at the next read; a send's record, a line appended to the journal beside it, changes the
-journal's size (`Workspace.pending_stamp`). Readers share the parsed records: they must not change them (the writers
-read the file afresh under its lock, `Workspace.pending_tx`).
+journal's size (`pending.stamp`). Readers share the parsed records: they must not change them (the writers
+read the file afresh under its lock, `pending.transaction`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from a2aconsole.core.files.workspace import PendingFile, Workspace
+from a2aconsole.core import pending
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending import PendingFile
 from a2aconsole.core.pending.records import WatchRecord
 
 _lock = threading.Lock()
@@ -23,15 +25,15 @@ KEPT = 64  # workspaces remembered (each chat target may have its own)
 
 
 def read_pending(ws: Workspace) -> PendingFile:
-    """`ws.read_pending()`, from memory while the file and its journal are as they were when last parsed."""
-    path = ws.pending_path
-    stamp = ws.pending_stamp()  # pending.json and its journal (a send's record is a journal line)
+    """`pending.read(ws)`, from memory while the file and its journal are as they were when last parsed."""
+    path = pending.file_path(ws)
+    stamp = pending.stamp(ws)  # pending.json and its journal (a send's record is a journal line)
     sig = stamp if stamp[0] is not None else None
     with _lock:
         hit = _parsed.get(path)
     if sig is not None and hit is not None and hit[0] == sig:
         return hit[1]
-    pf = ws.read_pending()
+    pf = pending.read(ws)
     # Stat'ed before the read: a file replaced in between is cached under the older signature, so the next read
     # sees a different one and parses again (never the other way round).
     if sig is not None:

@@ -4,7 +4,7 @@ from django.urls import path
 
 from a2aconsole.web.inbound import InboundConsumer
 from a2aconsole.web.live.consumer import ConsoleConsumer
-from a2aconsole.web.worker import WatchWorker
+from a2aconsole.web.process.worker import WatchWorker
 
 # One socket per console tab: /ws/console/<page>/?target=…|agent=…&task=…|q=…
 websocket_urlpatterns: list = [

@@ -26,10 +26,11 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from a2aconsole.core.events import ALL_GROUP, target_group, task_group
-from a2aconsole.web import broadcast
+from a2aconsole.web import broadcast, scope
 from a2aconsole.web.history import dom_id
 from a2aconsole.web.models import OutgoingMessage, TaskEvent
 from a2aconsole.web.outgoing import KIND, OUTGOING
+from a2aconsole.web.process.runtime import get_runtime
 
 INTERRUPTED = "the console stopped before the agent answered; the message may not have reached it. Retry sends it again"
 
@@ -140,7 +141,6 @@ def again(row_id: int, target: str) -> OutgoingMessage | None:
 
 async def start(row: OutgoingMessage) -> None:
     """Tell the tabs, and send the row's message in a task of the runtime (the request does not wait for it)."""
-    from a2aconsole.web.runtime import get_runtime
 
     await announce(row)
     _going.add(get_runtime().spawn(deliver(row.id, row.target_id, Parts.of(row))))
@@ -157,7 +157,6 @@ async def settled() -> None:
 
 async def deliver(row_id: int, target: str, parts: Parts) -> dict[str, Any]:
     """Send through the tool with the row's events tied to it; what the events did not settle, settle here."""
-    from a2aconsole.web.views import scope
 
     token = OUTGOING.set(row_id)
     try:

@@ -22,7 +22,7 @@ from daphne.http_protocol import HTTPFactory, WebRequest
 from daphne.server import Server as DaphneServer
 from twisted.internet import reactor
 
-from a2aconsole.web.body_limit import body_cap, refused, too_large_body
+from a2aconsole.web.process.body_limit import body_cap, refused, too_large_body
 from a2aconsole.web.views.push import NO_SUCH_WATCH, refused_before_body
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
 from a2aconsole.public_site import web_origin
-from a2aconsole.web.body_limit import ASGIApp, Receive, Scope, Send
+from a2aconsole.web.process.body_limit import ASGIApp, Receive, Scope, Send
 
 log = logging.getLogger(__name__)
 

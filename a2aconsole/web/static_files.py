@@ -8,7 +8,7 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.exceptions import SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 
-from a2aconsole.web.in_loop import in_loop_chain
+from a2aconsole.web.process.in_loop import in_loop_chain
 
 # The headers every console answer carries (HTTPS redirect, HSTS, nosniff, Referrer-Policy, COOP, the CSP,
 # frame denial); in settings.MIDDLEWARE's order, each pure. Nothing that reads or writes a cookie.

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from a2aconsole.core.results import preview
+from a2aconsole.web.models import TaskRecord
 
 # finished: the task's own terminal states, and "lost" (its agent no longer knows it: nothing more comes)
 TERMINAL = frozenset({"completed", "failed", "canceled", "rejected", "lost"})
@@ -80,7 +81,6 @@ def search_words(record: Any) -> str:
 
 def note(event_row: Any) -> None:
     """Fold a just-stored `TaskEvent` into its task's row (call inside the transaction that stored it)."""
-    from a2aconsole.web.models import TaskRecord
 
     if not event_row.task_id:  # a message-only reply, or an error before any task: no task to list
         return
@@ -93,7 +93,6 @@ def note(event_row: Any) -> None:
 
 def note_progress(event_row: Any) -> bool:
     """Keep a status message on its task's row (an unsaved `TaskEvent`); False when the row says it already."""
-    from a2aconsole.web.models import TaskRecord
 
     if not event_row.task_id:
         return False
@@ -116,7 +115,6 @@ def rows_of(pairs: Any, times: bool = False) -> dict[tuple[str, str], Any]:
     """The rows of these (agent, task id) pairs with what a watch row shows (state, progress line), and when
     `times` when each started and finished (a chat's task cards): one query. A row's state is its latest
     event's (`fold`), so a watch table reads it here, not from the history."""
-    from a2aconsole.web.models import TaskRecord
 
     wanted = set(pairs)
     if not wanted:
@@ -131,7 +129,6 @@ def progress_at(**where: str) -> Any:
     """When the latest progress line of the tasks matching `where` was told: a live tab's progress mark. A status
     message is no event, so a tab that heard no message while this moved missed one; an event moves the rows'
     `updated_at` but not this (the tab catches up on a missed event by its id, row by row, not in full)."""
-    from a2aconsole.web.models import TaskRecord
 
     rows = TaskRecord.objects.filter(**where).exclude(progress_at=None).order_by("-progress_at")
     return rows.values_list("progress_at", flat=True).first()
@@ -140,7 +137,6 @@ def progress_at(**where: str) -> Any:
 def changed_at(**where: str) -> Any:
     """When a task's row last changed (of those matching `where`): a status message changes no event, so caches
     of what rows show, and tabs checking that they heard everything, look here."""
-    from a2aconsole.web.models import TaskRecord
 
     return TaskRecord.objects.filter(**where).order_by("-updated_at").values_list("updated_at", flat=True).first()
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 
+from a2aconsole.web.models import TaskRecord
 from a2aconsole.web.task_index import SEARCHED
 
 FEW = 500  # tasks with a word, at most, for which the search goes by their ids
@@ -25,7 +26,6 @@ def key_filter(key: str, value: str) -> Q:
     """`key:value` (value lower case) in any case. A state is stored lower case: an exact match, by its index.
     An agent or chat: the names it has in any case (one index scan), then an exact match the index serves; a
     case-insensitive comparison reads every row instead."""
-    from a2aconsole.web.models import TaskRecord
 
     if key == "state":
         return Q(state=value)
@@ -39,7 +39,6 @@ def word_filter(term: str, within: QuerySet[Any] | None = None) -> Q:
     """The tasks whose ids or texts contain `term` (case-insensitive). `within`: the tasks the search's other
     terms leave (its filters, dates): the ids are looked for among those only (`agent:poet state:completed
     lisbon` read every task's words for "lisbon" first, a tenth of them, then matched row by row anyway)."""
-    from a2aconsole.web.models import TaskRecord
 
     words = term.lower().split()
     hit = Q()

@@ -11,12 +11,11 @@ from typing import Any
 from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.core.watches.control import same_watch
 from a2aconsole.core.watches.heard import News, news_of
-from a2aconsole.web import pending_cache
+from a2aconsole.web import pending_cache, scope
 
 
 def _active_records() -> Iterator[WatchRecord]:
     """Every active watch's record of every workspace (a kept result is no watch: it is being delivered)."""
-    from a2aconsole.web.views import scope  # the live pages import this module, and no view
 
     for ws in scope.all_workspaces():
         for r in pending_cache.read_pending(ws).records:

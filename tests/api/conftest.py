@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 
 from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.web.runtime import Runtime
+from a2aconsole.web.process.runtime import Runtime
 from tests.support.agents import TestAgent
 from tests.support.api_host import Host, make_host
 from tests.support.runtime import fresh_runtime

@@ -9,8 +9,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
+from a2aconsole.core import pending
 from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.web.backends.webhook import new_secret
+from a2aconsole.web.delivery.webhook import new_secret
 from a2aconsole.web.models import ApiToken, ChatTarget
 from tests.support.chats import kept
 from tests.support.hosts import LoopbackHost
@@ -44,15 +45,15 @@ async def test_api_call_flushes_kept_results(workspace: Workspace, hook: Loopbac
         backend_settings={"url": hook.url + "/results", "secret": new_secret()},
     )
     _, token = await sync_to_async(ApiToken.issue)(target)
-    async with workspace.pending_tx() as tx:
+    async with pending.transaction(workspace) as tx:
         tx.add(kept("w1", "bot", "first result"), kept("w2", "bot", "second result"))
 
-    from a2aconsole.web.runtime import get_runtime
+    from a2aconsole.web.process.runtime import get_runtime
 
     hook.script = [(503, {}), (503, {})]  # the host is down when the process starts
     await get_runtime().start_registry([workspace])
     await sink.until(lambda: sink.kinds().count("undelivered") == 2)
-    assert [r.watch_id for r in workspace.read_pending().records] == ["w1", "w2"]
+    assert [r.watch_id for r in pending.read(workspace).records] == ["w1", "w2"]
 
     resp = await AsyncClient(enforce_csrf_checks=True).post(
         "/api/v1/targets/bot/tool",
@@ -66,4 +67,4 @@ async def test_api_call_flushes_kept_results(workspace: Workspace, hook: Loopbac
     await sink.until(lambda: sink.kinds().count("delivered") == 2)
     delivered = [json.loads(h.body)["text"] for h in hook.hits if h.status == 200]
     assert sorted(delivered) == ["first result", "second result"]
-    assert workspace.read_pending().records == []
+    assert pending.read(workspace).records == []

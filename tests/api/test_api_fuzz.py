@@ -22,6 +22,7 @@ from jsonschema import Draft202012Validator
 
 from a2aconsole.api.calls import FIELDS, BadCall, call_schema, parse_call
 from a2aconsole.api.openapi import TOOL_PATH
+from a2aconsole.core import pending
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord
 from tests.support.api_contract import check_answer, check_error
@@ -116,7 +117,7 @@ async def host(workspace: Workspace) -> AsyncIterator[Host]:
     """A host of target `bot`, whose one agent is a real address with nobody listening."""
     workspace.save_agents([{"name": "echo", "url": f"http://127.0.0.1:{_closed_port()}/"}], None)
     (workspace.root / "notes.txt").write_text("notes", encoding="utf-8")
-    async with workspace.pending_tx() as tx:
+    async with pending.transaction(workspace) as tx:
         tx.add(WatchRecord(watch_id="w1", target="another-chat", agent="echo", task_id="t-1"))
     async with fresh_runtime():
         yield await make_host(workspace)

@@ -21,7 +21,7 @@ from a2aconsole.api.openapi import openapi_document
 from a2aconsole.asgi import application
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.models import ApiToken, ChatTarget
-from a2aconsole.web.runtime import close_runtime
+from a2aconsole.web.process.runtime import close_runtime
 from tests.support.asgi import asgi_client
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -13,6 +13,7 @@ from channels.testing import ApplicationCommunicator
 from django.test import AsyncClient
 
 from a2aconsole.asgi import application
+from a2aconsole.core import pending
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.inbound import start_listening, stop_listening
 from a2aconsole.web.models import ApiToken, ChatTarget
@@ -233,7 +234,7 @@ async def test_cancel_says_what_happened(host: Host, echo: TestAgent, workspace:
     _, asked = await host.call(cancel)
     assert asked["state"] == "working" and asked["watch"] == "goes on", asked
     assert asked["note"].startswith("cancel requested; the task is still working")
-    [watch] = workspace.read_pending().records
+    [watch] = pending.read(workspace).records
     assert CANCEL_REQUESTED in watch.extra
     echo.cancel_answer = "refuse"
     _, refused = await host.call(cancel)
@@ -241,4 +242,4 @@ async def test_cancel_says_what_happened(host: Host, echo: TestAgent, workspace:
     echo.cancel_answer = ""
     _, canceled = await host.call(cancel)
     assert canceled["state"] == "canceled" and canceled["watch"] == "canceled", canceled
-    assert workspace.read_pending().records == []
+    assert pending.read(workspace).records == []

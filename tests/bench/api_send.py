@@ -220,7 +220,7 @@ async def in_process(n: int, token: str) -> None:
 
     from a2aconsole.asgi import application
     from a2aconsole.web.models import TaskEvent
-    from a2aconsole.web.runtime import close_runtime
+    from a2aconsole.web.process.runtime import close_runtime
 
     def events() -> int:
         return TaskEvent.objects.count()

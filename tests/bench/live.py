@@ -61,7 +61,7 @@ records = [WatchRecord(f"w{i}", "console", "bot", f"task-{i:05d}", f"ctx-{i}", s
                        started_at="2026-01-01T00:00:00Z", push_token="t") for i in range(WATCHES)]
 
 async def write() -> None:
-    async with ws.pending_tx() as tx:
+    async with pending.transaction(ws) as tx:
         tx.add(*records)
 
 asyncio.run(write())

@@ -39,6 +39,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from a2aconsole.core import pending
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
@@ -154,7 +156,7 @@ class Setup:
         ]
 
         async def write() -> None:
-            async with ws.pending_tx() as tx:
+            async with pending.transaction(ws) as tx:
                 tx.add(*records)
 
         asyncio.run(write())
@@ -164,7 +166,7 @@ class Setup:
         # every watch has set its push config with the agent, and its token is in the file
         deadline = time.monotonic() + 120
         while True:
-            recs = ws.read_pending().records
+            recs = pending.read(ws).records
             if len(recs) == watches and all(r.source == "push" and r.push_token for r in recs):
                 break
             if time.monotonic() > deadline:

@@ -38,6 +38,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from a2aconsole.core import pending
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
@@ -337,7 +339,7 @@ def write_pending(ws_dir: Path, push_url: str, sub_url: str, pushes: int, subs: 
     ]
 
     async def write() -> None:
-        async with ws.pending_tx() as tx:
+        async with pending.transaction(ws) as tx:
             tx.add(*records)
 
     asyncio.run(write())

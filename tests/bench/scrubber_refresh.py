@@ -19,6 +19,8 @@ import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
+from a2aconsole.core import pending
+
 
 async def main(watches: int, rounds: int) -> None:
     from a2aconsole.core.files.workspace import Workspace
@@ -28,7 +30,7 @@ async def main(watches: int, rounds: int) -> None:
     ws = Workspace(tempfile.mkdtemp(prefix="a2a-bench-scrub-"))
     ws.save_agents([{"name": "echo", "url": "http://127.0.0.1:1/", "key": "k" * 32}], None)
     now = datetime.now(UTC)
-    async with ws.pending_tx() as tx:
+    async with pending.transaction(ws) as tx:
         tx.add(*(new_record(f"chat{i % 50}", "echo", f"task-{i}", "", "push", now) for i in range(watches)))
     scrubbers = Scrubbers()
     scrubbers.for_workspace(ws)
@@ -44,23 +46,23 @@ async def main(watches: int, rounds: int) -> None:
         extra = new_record("chatX", "echo", f"extra-{k}", "", "push", now)
 
         async def edit(k: int = k) -> None:
-            async with ws.pending_tx() as tx:
+            async with pending.transaction(ws) as tx:
                 rec = tx.edit(tx.records[k].watch_id)
                 assert rec is not None
                 rec.state = "working" if k % 2 else "input-required"
 
         async def add(extra=extra) -> None:
-            async with ws.pending_tx() as tx:
+            async with pending.transaction(ws) as tx:
                 tx.add(extra)
 
         async def remove(extra=extra) -> None:
-            async with ws.pending_tx() as tx:
+            async with pending.transaction(ws) as tx:
                 tx.remove(extra.watch_id)
 
         await timed("state edit (no token moves)", edit)
         await timed("push watch added", add)
         await timed("removed", remove)
-    size = ws.pending_path.stat().st_size
+    size = pending.file_path(ws).stat().st_size
     print(f"{watches} push watches in pending.json ({size / 1e6:.1f} MB), {rounds} rounds: the scrubber's refresh")
     for label, values in times.items():
         print(f"  after a commit, {label:30s} median {statistics.median(values) * 1000:7.2f} ms")

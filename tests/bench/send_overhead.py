@@ -33,6 +33,8 @@ from pathlib import Path
 
 import django
 
+from a2aconsole.core import pending
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "a2aconsole.settings")
 
 AGENT_PROCESS = """
@@ -64,7 +66,7 @@ async def main(n: int, url: str, label: str, watches: int = 0) -> None:
         from a2aconsole.core.tool.send import new_record
 
         now = datetime.now(UTC)
-        async with ws.pending_tx() as tx:
+        async with pending.transaction(ws) as tx:
             tx.add(*(new_record(f"chat{i % 50}", "echo", f"task-{i}", "", "poll", now) for i in range(watches)))
     http = new_http_client()
     settings = ClientSettings(wait_seconds=30)

@@ -41,6 +41,8 @@ from pathlib import Path
 
 import httpx
 
+from a2aconsole.core import pending
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
@@ -186,7 +188,7 @@ def main() -> int:
         deadline = time.monotonic() + DRAIN_SECONDS
         while time.monotonic() < deadline:
             got = {t for (t,) in read_db(db, f"SELECT task_id FROM web_inboxitem WHERE target_id = '{TARGET}'")}
-            if want <= got and not ws.read_pending().records:
+            if want <= got and not pending.read(ws).records:
                 break
             time.sleep(0.5)
         drained = time.monotonic() + DRAIN_SECONDS - deadline

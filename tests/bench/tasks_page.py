@@ -23,6 +23,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from a2aconsole.core import pending
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
@@ -106,7 +108,7 @@ def fill_watches(count: int) -> None:
     ]
 
     async def write() -> None:
-        async with ws.pending_tx() as tx:
+        async with pending.transaction(ws) as tx:
             for r in tx.records:
                 tx.remove(r.watch_id)
             tx.add(*records)

@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from a2aconsole.core import pending
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
@@ -198,7 +200,7 @@ async def bench(watches: int, finishing: int) -> dict[str, Any]:
         # The 9,000 others are armed and polled first; the 1,000 that will finish are armed later, so their
         # polls fall due on their own (as real watches, armed at different times, do) rather than inside a
         # round of 10,000 that a shared start would line up.
-        async with ws.pending_tx() as tx:
+        async with pending.transaction(ws) as tx:
             tx.add(*records(range(finishing, watches)))
         del tx
 
@@ -236,7 +238,7 @@ async def bench(watches: int, finishing: int) -> dict[str, Any]:
                 {"step": step, "polls": polls, "seconds": time.perf_counter() - t0, "cpu": time.process_time() - cpu0}
             )
 
-        async with ws.pending_tx() as tx:
+        async with pending.transaction(ws) as tx:
             tx.add(*records(range(finishing)))
         del tx
         await registry.rescan(ws)  # as the worker does on a wake-up
@@ -250,8 +252,8 @@ async def bench(watches: int, finishing: int) -> dict[str, Any]:
         await clock.advance(15.0)  # the 1,000 are due (the others not before +60 s): poll, see `completed`, settle
         await settled.wait()  # set by the sink on the last `delivered` event, emitted after the file write
         settle_s = time.perf_counter() - t0
-        assert len(delivery.delivered) == finishing and len(ws.read_pending().records) == watches - finishing
-        left = ws.read_pending().records
+        assert len(delivery.delivered) == finishing and len(pending.read(ws).records) == watches - finishing
+        left = pending.read(ws).records
         assert all(r.undelivered is None for r in left)
         await registry.stop()
         await http.aclose()

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
+from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.remote.answer_budget import AnswerTooLarge, BoundedStream
@@ -63,7 +64,7 @@ async def test_a_100_mb_answer_is_refused_and_costs_little_memory(workspace: Wor
     assert "nothing of it was kept" in out["error"] and "A2AClient__MaxResponseBytes" in out["error"]
     assert grown_mb < 50, f"RSS grew by {grown_mb:.1f} MB"
     assert not workspace.inbox_dir.exists()  # nothing stored
-    assert workspace.read_pending().records == []  # and no watch reads it again and again
+    assert pending.read(workspace).records == []  # and no watch reads it again and again
 
 
 async def test_a_declared_length_over_the_budget_is_refused_before_reading(workspace: Workspace, make_agent) -> None:
@@ -189,7 +190,7 @@ async def test_a_watch_whose_task_grew_too_big_ends_and_says_why(workspace: Work
                 await settled_at_agent(conn, task.id, "completed")
             registry.wake(record.watch_id)
             [(target, text)] = await delivery.wait_for(1)
-            await eventually(lambda: workspace.read_pending().records == [], what="the watch to leave the file")
+            await eventually(lambda: pending.read(workspace).records == [], what="the watch to leave the file")
         finally:
             await registry.stop()
     assert target == "chat1"

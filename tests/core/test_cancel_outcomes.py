@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from a2aconsole.core import pending
 from a2aconsole.core.chat import ChatTarget
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
@@ -40,7 +41,7 @@ async def test_a_cancel_answered_canceled_ends_the_watch_canceled(
     out = await cancel()
     assert out["state"] == "canceled" and out["watch"] == "canceled", out
     assert out["note"] == "canceled; the watch of this task ended"
-    assert workspace.read_pending().records == [] and rec.watch_id not in reg
+    assert pending.read(workspace).records == [] and rec.watch_id not in reg
     assert [e.data["reason"] for e in sink.events if e.kind == "watch.ended"] == ["canceled"]
     await clock.advance(300)
     assert delivery.delivered == []  # the answer told it; nothing comes to the chat later
@@ -57,7 +58,7 @@ async def test_a_cancel_only_requested_keeps_the_watch_until_the_task_settles(
     out = await cancel()
     assert out["state"] == "working" and out["watch"] == "goes on", out
     assert out["note"] == "cancel requested; the task is still working; the watch goes on and delivers its outcome"
-    [kept] = workspace.read_pending().records
+    [kept] = pending.read(workspace).records
     assert kept.watch_id == rec.watch_id and kept.extra[CANCEL_REQUESTED] == clock.now().isoformat()
     assert rec.watch_id in reg and "watch.ended" not in sink.kinds()
 
@@ -75,7 +76,7 @@ async def test_a_cancel_only_requested_keeps_the_watch_until_the_task_settles(
     [(_, text)] = await delivery.wait_for(1)
     assert f"({settles})]" in text
     await clock.advance(300)
-    assert len(delivery.delivered) == 1 and workspace.read_pending().records == []
+    assert len(delivery.delivered) == 1 and pending.read(workspace).records == []
     assert [e.data["reason"] for e in sink.events if e.kind == "watch.ended"] == ["settled"]
 
 
@@ -91,7 +92,7 @@ async def test_a_refused_cancel_of_a_running_task_keeps_the_watch(
     assert out["note"].startswith("the agent refused to cancel (") and out["note"].endswith(
         "the task is still working; the watch goes on"
     )
-    [kept] = workspace.read_pending().records
+    [kept] = pending.read(workspace).records
     assert CANCEL_REQUESTED not in kept.extra and rec.watch_id in reg
 
     agent.release("cx3")
@@ -112,6 +113,6 @@ async def test_a_refused_cancel_of_a_finished_task_answers_its_outcome(
     out = await cancel()  # before the watch's next check: the agent refuses, the task is over
     assert out["state"] == "completed" and out["text"] == "released cx4" and out["watch"] == "completed", out
     assert out["note"] == "the task had already finished (completed); it was not canceled"
-    assert workspace.read_pending().records == [] and rec.watch_id not in reg
+    assert pending.read(workspace).records == [] and rec.watch_id not in reg
     await clock.advance(300)
     assert delivery.delivered == []

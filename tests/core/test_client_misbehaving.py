@@ -25,6 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from a2aconsole.core import pending
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.remote.client import MAX_CARD_BYTES
 from tests.support.agents import TestAgent
@@ -136,7 +137,7 @@ async def test_bad_cards_each_get_one_readable_error(
             assert len(text) < 2000  # a huge card never floods the caller
             assert_clean(text)
     assert other.hits == []  # the redirect was not followed
-    assert not workspace.pending_path.exists()
+    assert not pending.file_path(workspace).exists()
     assert_clean(*(r.getMessage() for r in caplog.records))
 
 
@@ -171,6 +172,6 @@ async def test_interface_elsewhere_and_garbage_rpc_answers(
     for _, _, headers in other.hits:  # another origin: the key stays home
         assert KEY not in json.dumps(headers)
         assert "authorization" not in headers
-    assert not workspace.pending_path.exists()
+    assert not pending.file_path(workspace).exists()
     assert_clean(*(r.getMessage() for r in caplog.records))
     assert_clean(*(r.exc_text or "" for r in caplog.records))

@@ -1,4 +1,5 @@
-"""The core must be usable without Django or Channels: import it in a fresh interpreter and look."""
+"""The core must be usable without Django or Channels: import all of it in a fresh interpreter and look (what
+import-linter's contract reads from the source, at run time: an import made by a library counts too)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import a2aconsole.core
 
 
 def test_core_imports_no_django_or_channels() -> None:
-    modules = [f"a2aconsole.core.{m.name}" for m in pkgutil.iter_modules(a2aconsole.core.__path__)]
-    assert len(modules) >= 8
+    modules = [m.name for m in pkgutil.walk_packages(a2aconsole.core.__path__, "a2aconsole.core.")]
+    assert len(modules) >= 40 and "a2aconsole.core.watches.registry" in modules
     code = (
         "import sys\n"
         f"for m in {modules!r}: __import__(m)\n"

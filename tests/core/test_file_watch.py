@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+from a2aconsole.core import pending
 from a2aconsole.core.files.atomic import mark_seen, written_here
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord, dump_pending
@@ -45,26 +46,26 @@ async def test_other_writers_are_reported_and_this_process_own_pending_writes_ar
     assert watch.folders == [one.a2a_dir] and one.a2a_dir.is_dir()
     await asyncio.wait_for(watch.ready.wait(), BOUND)
 
-    async with one.pending_tx() as tx:  # this process's own write (the registry's, the tool's): not reported
+    async with pending.transaction(one) as tx:  # this process's own write (the registry's, the tool's): not reported
         tx.add(WatchRecord("w1", "console", "bot", "t1"))
     one.agents_path.write_text(json.dumps([{"name": "bot", "url": "http://127.0.0.1:9/"}]), encoding="utf-8")
     await calls.until(one, "agents.json")
     assert all("pending.json" not in names for _, names in calls.seen)
     (one.a2a_dir / "notes.txt").write_text("not ours")  # other files in the folder are not reported
-    one.pending_path.write_text("[]", encoding="utf-8")  # by hand
+    pending.file_path(one).write_text("[]", encoding="utf-8")  # by hand
     await calls.until(one, "pending.json")
     assert all(names <= {"agents.json", "pending.json"} for _, names in calls.seen)
 
     await watch.watch([one, two])  # a new chat target's workspace: watched from now on
     await asyncio.wait_for(watch.ready.wait(), BOUND)
     assert set(watch.folders) == {one.a2a_dir, two.a2a_dir}
-    two.pending_path.write_text("[]", encoding="utf-8")
+    pending.file_path(two).write_text("[]", encoding="utf-8")
     await calls.until(two, "pending.json")
 
     await watch.stop()
     await watch.stop()  # idempotent
     seen = len(calls.seen)
-    one.pending_path.write_text("[ ]", encoding="utf-8")
+    pending.file_path(one).write_text("[ ]", encoding="utf-8")
     await watch.watch([])  # nothing to watch: nothing runs
     assert watch.folders == [] and len(calls.seen) == seen
 
@@ -73,19 +74,21 @@ async def test_an_own_write_carrying_another_writers_change_is_not_skipped(tmp_p
     """Another process adds a watch; this process rewrites the file (read, change, write under the lock) before
     the watcher looked: the file is this process's write, yet holds a change the worker has not followed."""
     ws = Workspace(tmp_path)
-    async with ws.pending_tx() as tx:
+    async with pending.transaction(ws) as tx:
         tx.add(WatchRecord("mine", "console", "bot", "t1"))
-    assert written_here(ws.pending_path)
-    ws.pending_path.write_bytes(dump_pending([*ws.read_pending().records, WatchRecord("cli", "console", "bot", "t2")]))
-    assert not written_here(ws.pending_path)
-    async with ws.pending_tx() as tx:
+    assert written_here(pending.file_path(ws))
+    pending.file_path(ws).write_bytes(
+        dump_pending([*pending.read(ws).records, WatchRecord("cli", "console", "bot", "t2")])
+    )
+    assert not written_here(pending.file_path(ws))
+    async with pending.transaction(ws) as tx:
         tx.add(WatchRecord("mine-2", "console", "bot", "t3"))
-    assert not written_here(ws.pending_path)  # it carries "cli": reported until the watcher has seen it
-    mark_seen(ws.pending_path)
-    assert written_here(ws.pending_path)
-    async with ws.pending_tx() as tx:
+    assert not written_here(pending.file_path(ws))  # it carries "cli": reported until the watcher has seen it
+    mark_seen(pending.file_path(ws))
+    assert written_here(pending.file_path(ws))
+    async with pending.transaction(ws) as tx:
         tx.add(WatchRecord("mine-3", "console", "bot", "t4"))
-    assert written_here(ws.pending_path)
+    assert written_here(pending.file_path(ws))
 
 
 async def test_stop_ends_the_watch_while_a_change_is_being_followed(tmp_path) -> None:
@@ -102,7 +105,7 @@ async def test_stop_ends_the_watch_while_a_change_is_being_followed(tmp_path) ->
     watch = WorkspaceFileWatch(stuck)
     await watch.watch([ws])
     await asyncio.wait_for(watch.ready.wait(), BOUND)
-    ws.pending_path.write_text("[]", encoding="utf-8")  # by hand
+    pending.file_path(ws).write_text("[]", encoding="utf-8")  # by hand
     await asyncio.wait_for(entered.wait(), BOUND)
     stopping = asyncio.ensure_future(watch.stop())
     done, _ = await asyncio.wait({stopping}, timeout=BOUND)  # not wait_for: it would cancel the stop, and pass

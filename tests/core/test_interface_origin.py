@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
+from a2aconsole.core import pending
 from a2aconsole.core.files.agents import AgentEntry, origin, parse_agents
 from a2aconsole.core.files.workspace import Workspace
 from tests.support.agents import TestAgent
@@ -44,7 +45,7 @@ async def test_an_interface_on_another_origin_gets_nothing_and_the_answer_says_w
         assert "purge" not in error and "decoy-key-1" not in json.dumps(result)  # the origin only, never the path
     assert _reached(other) == []
     assert not decoy.received
-    assert workspace.read_pending().records == []
+    assert pending.read(workspace).records == []
 
 
 async def test_a_confirmed_origin_is_used_and_the_key_stays_home(

@@ -7,6 +7,7 @@ import itertools
 import random
 from datetime import UTC, datetime
 
+from a2aconsole.core import pending
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.changes import PendingTx
 from a2aconsole.core.pending.records import WatchRecord
@@ -46,27 +47,27 @@ async def test_watching_agrees_with_a_scan_of_the_records_through_every_kind_of_
     rng, counter = random.Random(7), itertools.count()
     for step in range(300):
         durable = rng.random() < 0.3  # a durable change folds the journal into the file: the index changes in step
-        async with workspace.pending_tx(durable=durable) as tx:
+        async with pending.transaction(workspace, durable=durable) as tx:
             change(rng, tx, counter)
             for key in KEYS:  # the transaction's own changes, before they are written
                 assert tx.watching(*key) == scanned(tx.records, key), (step, key)
         if rng.random() < 0.1:
             STORE.forget(workspace)  # as another process: the file parsed again, the index built anew
-        async with workspace.pending_tx() as tx:
+        async with pending.transaction(workspace) as tx:
             for key in KEYS:
                 assert tx.watching(*key) == scanned(tx.records, key), (step, key)
-    assert workspace.pending_path.exists() and workspace.journal_path.exists()
+    assert pending.file_path(workspace).exists() and pending.journal_path(workspace).exists()
 
 
 async def test_a_send_s_record_is_not_written_when_its_chat_already_watches_the_task(workspace: Workspace) -> None:
     now = datetime.now(UTC)
-    with workspace.pending_tx_sync() as tx:  # in the file
+    with pending.transaction_sync(workspace) as tx:  # in the file
         tx.add(WatchRecord("old", "chat1", "bot", "t1"))
-    async with workspace.pending_tx(durable=False) as tx:  # in the journal
+    async with pending.transaction(workspace, durable=False) as tx:  # in the journal
         tx.add(WatchRecord("new", "chat1", "bot", "t2"))
     for task in ("t1", "t2"):
         written, error = await write_sending(workspace, WatchRecord(f"s-{task}", "chat1", "bot", task), now, 30)
         assert written is None and error is None
     written, error = await write_sending(workspace, WatchRecord("s-other", "chat2", "bot", "t1"), now, 30)
     assert written is not None and error is None  # another chat on the same task: a watch of its own
-    assert [r.watch_id for r in workspace.read_pending().records] == ["old", "new", "s-other"]
+    assert [r.watch_id for r in pending.read(workspace).records] == ["old", "new", "s-other"]

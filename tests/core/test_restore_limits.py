@@ -7,6 +7,7 @@ import asyncio
 import math
 from collections import Counter
 
+from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import MemorySink
 from a2aconsole.core.files.workspace import Workspace
@@ -101,7 +102,7 @@ async def test_subscribe_watches_past_the_stream_limit_poll_and_every_watch_is_r
         assert calls(agent, "SubscribeToTask") == 3
         assert Counter(w["source"] for w in registry.snapshot()) == {"subscribe": 3, "poll": WATCHES - 3}
         # the file keeps `subscribe`: the next start tries to stream again
-        assert {r.source for r in workspace.read_pending().records} == {"subscribe"}
+        assert {r.source for r in pending.read(workspace).records} == {"subscribe"}
         assert registry.limits.open_streams == 3
     finally:
         await registry.stop()

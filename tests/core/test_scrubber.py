@@ -8,6 +8,7 @@ import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 
+from a2aconsole.core import pending
 from a2aconsole.core import scrubber as scrubber_module
 from a2aconsole.core.events import Event
 from a2aconsole.core.files.workspace import Workspace
@@ -76,11 +77,11 @@ def test_the_workspace_scrubber_follows_the_files(workspace: Workspace) -> None:
     assert len(first) == 0 and scrubbers.for_workspace(workspace) is first  # unchanged files: reused
     workspace.save_agents([{"name": "a", "url": "http://127.0.0.1:1/", "key": "agent-key-1234"}], None)
     rec = WatchRecord("w", "t", "a", "task", push_token="push-token-5678", source="push")
-    workspace.pending_path.write_bytes(dump_pending([rec]))
+    pending.file_path(workspace).write_bytes(dump_pending([rec]))
     s = scrubbers.for_workspace(workspace)
     assert s.text("agent-key-1234 push-token-5678") == f"{MASK} {MASK}"
     workspace.save_agents([], None)
-    workspace.pending_path.write_text(json.dumps([]), encoding="utf-8")
+    pending.file_path(workspace).write_text(json.dumps([]), encoding="utf-8")
     assert len(scrubbers.for_workspace(workspace)) == 0
 
 
@@ -187,20 +188,21 @@ async def test_push_tokens_from_the_store_are_the_file_s_through_every_kind_of_c
         return issued[-1]
 
     def read_from_files() -> frozenset[str]:  # the file, not the journal: as before the store was asked
-        pending = workspace.pending_path.read_bytes() if workspace.pending_path.exists() else b""
-        return frozenset(field_values(workspace.agents_path.read_bytes(), "key") + field_values(pending, "pushToken"))
+        path = pending.file_path(workspace)
+        records = path.read_bytes() if path.exists() else b""
+        return frozenset(field_values(workspace.agents_path.read_bytes(), "key") + field_values(records, "pushToken"))
 
     n = 0
     for step in range(300):
-        ids = [r.watch_id for r in workspace.read_pending().records]
+        ids = [r.watch_id for r in pending.read(workspace).records]
         kind = rng.choice(["add", "remove", "replace", "edit", "state", "foreign"] if ids else ["add"])
         if kind == "foreign":  # another process rewrites the file: the store's view is no longer it
-            records = workspace.read_pending().records
+            records = pending.read(workspace).records
             records[rng.randrange(len(records))].push_token = token()
-            workspace.pending_path.write_bytes(dump_pending(records))
-            workspace.journal_path.write_bytes(b"")
+            pending.file_path(workspace).write_bytes(dump_pending(records))
+            pending.journal_path(workspace).write_bytes(b"")
         else:
-            async with workspace.pending_tx(durable=rng.random() < 0.7) as tx:
+            async with pending.transaction(workspace, durable=rng.random() < 0.7) as tx:
                 if kind == "add":
                     n += 1
                     tx.add(WatchRecord(f"w{n}", "t", "a", f"task{n}", push_token=token(), source="push"))
@@ -218,11 +220,11 @@ async def test_push_tokens_from_the_store_are_the_file_s_through_every_kind_of_c
                     rec = tx.edit(rng.choice(ids))
                     assert rec is not None
                     rec.state = rng.choice(["working", "input-required"])
-        before = scrubbers._cache.get(workspace.cache_key)
+        before = scrubbers._cache.get(workspace.root)
         reads.clear()
         s = scrubbers.for_workspace(workspace)
         assert s.secrets == read_from_files(), (step, kind)
-        if kind != "foreign" and before is not None and workspace.pending_path.exists():
+        if kind != "foreign" and before is not None and pending.file_path(workspace).exists():
             assert reads == [], (step, kind)  # this process wrote the files last: neither is read
         if kind == "state" and before is not None and before[1].secrets == s.secrets:
             assert s is before[1]  # no token moved (a fold may bring the journal's into the file): kept
@@ -281,11 +283,11 @@ async def test_the_push_tokens_stay_known_while_a_transaction_holds_the_store_s_
     monkeypatch.setattr(scrubber_module, "_read", lambda path: reads.append(path) or read(path))
     scrubbers = Scrubbers()
     scrubbers.for_workspace(workspace)
-    async with workspace.pending_tx() as tx:
+    async with pending.transaction(workspace) as tx:
         tx.add(WatchRecord("w1", "t", "a", "task1", push_token="push-token-5678", source="push"))
-    async with workspace.pending_tx() as tx:  # the next batch, under way
+    async with pending.transaction(workspace) as tx:  # the next batch, under way
         reads.clear()
         assert scrubbers.for_workspace(workspace).text("push-token-5678") == MASK
-        assert workspace.pending_path not in reads
+        assert pending.file_path(workspace) not in reads
         tx.remove("w1")
     assert scrubbers.for_workspace(workspace).text("push-token-5678") == "push-token-5678"

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from a2aconsole.core import pending
 from a2aconsole.core.clock import SystemClock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
@@ -27,7 +28,7 @@ from tests.support.watching import SignalClock, WaitableDelivery, add_record, ev
 
 
 def sending(ws: Workspace) -> list:
-    return [r for r in ws.read_pending().records if r.state == "sending"]
+    return [r for r in pending.read(ws).records if r.state == "sending"]
 
 
 async def test_send_answered_in_its_wait_leaves_no_record_and_delivers_nothing(
@@ -52,7 +53,7 @@ async def test_send_answered_in_its_wait_leaves_no_record_and_delivers_nothing(
     finally:
         await registry.stop()
     assert result["state"] == "completed" and result["taskId"] == record.task_id
-    assert workspace.read_pending().records == []
+    assert pending.read(workspace).records == []
     assert delivery.delivered == [] and delivery.attempts == 0
 
 
@@ -70,7 +71,7 @@ async def test_send_whose_wait_runs_out_turns_its_record_into_the_watch(
     result = await asyncio.wait_for(send, 10)
     sdk_agent.release("w1")
     assert result["state"] == "working" and result["taskId"] == before.task_id
-    (after,) = workspace.read_pending().records
+    (after,) = pending.read(workspace).records
     assert after.watch_id == before.watch_id  # the same record, now a plain watch
     assert after.state in ("submitted", "working") and "sender" not in after.extra
 
@@ -96,7 +97,7 @@ async def test_orphaned_sending_record_is_adopted_and_a_live_one_waits_for_its_t
             )
         await registry.start([workspace])
         assert [w["taskId"] for w in registry.snapshot()] == [dead.id]
-        by_task = {r.task_id: r for r in workspace.read_pending().records}
+        by_task = {r.task_id: r for r in pending.read(workspace).records}
         assert "sender" not in by_task[dead.id].extra and by_task[dead.id].state != "sending"
         assert by_task[live.id].state == "sending"
 
@@ -161,7 +162,7 @@ async def test_send_follower_goes_on_as_the_watch(http, workspace: Workspace, ma
         await eventually(lambda: len(agent.finished) == 1)
         await clock.advance(15)
         [(target, text)] = await delivery.wait_for(1)
-        await eventually(lambda: workspace.read_pending().records == [])  # settled once delivered
+        await eventually(lambda: pending.read(workspace).records == [])  # settled once delivered
     finally:
         agent.release("h1")
         await registry.stop()
@@ -195,7 +196,7 @@ async def test_a_quick_task_ends_with_the_first_get_task_in_the_send_s_own_task(
     tool = make_tool(http, workspace, wait_seconds=30)
     for i in range(5):  # a fast agent may still say "submitted" at the first check: then its task goes on
         result = await tool.run("send", {"agent": "echo", "message": f"hello {i}"}, TARGET)
-        assert result["state"] == "completed" and workspace.read_pending().records == []
+        assert result["state"] == "completed" and pending.read(workspace).records == []
     assert len(firsts) == 5 and len(runs) < 5 and all(runs)  # a follower runs only for a task that went on
 
 
@@ -217,11 +218,11 @@ async def test_a_wait_that_runs_out_during_the_first_get_task_hands_the_follower
         await clock.advance(5)
         result = await asyncio.wait_for(send, 10)
         assert result["state"] == "working" and len(registry) == 1
-        [(record)] = workspace.read_pending().records
+        [(record)] = pending.read(workspace).records
         assert record.state != "sending"  # a plain watch now
         agent.release("calls")  # the follower's own GetTask, asked again at once, is answered: the task is done
         [(target, text)] = await delivery.wait_for(1)
-        await eventually(lambda: workspace.read_pending().records == [])
+        await eventually(lambda: pending.read(workspace).records == [])
     finally:
         agent.release("calls")
         await registry.stop()
@@ -243,7 +244,7 @@ async def test_the_record_is_written_before_the_first_get_task_and_gone_when_the
     send = asyncio.ensure_future(tool.run("send", {"agent": "bot", "message": "hold q1"}, TARGET))
     try:
         await eventually(lambda: agent.in_flight["calls"] == 1 and agent.methods[-1] == "GetTask")
-        [record] = workspace.read_pending().records
+        [record] = pending.read(workspace).records
         assert record.state == "sending" and record.agent == "bot" and record.task_id
         agent.release("q1")
         await eventually(lambda: len(agent.finished) == 1, what="the agent to finish")
@@ -254,8 +255,8 @@ async def test_the_record_is_written_before_the_first_get_task_and_gone_when_the
         agent.release("calls")
     assert result["state"] == "completed" and result["text"] == "released q1"
     assert agent.methods.count("GetTask") == 1  # the first GetTask ended the send
-    assert workspace.read_pending().records == []
-    assert workspace.journal_path.read_bytes().count(b"\n") == 2  # the record's add and remove lines
+    assert pending.read(workspace).records == []
+    assert pending.journal_path(workspace).read_bytes().count(b"\n") == 2  # the record's add and remove lines
 
 
 async def test_a_caller_that_gives_up_during_the_first_get_task_leaves_the_watch(
@@ -271,12 +272,12 @@ async def test_a_caller_that_gives_up_during_the_first_get_task_leaves_the_watch
     try:
         send = asyncio.ensure_future(tool.run("send", {"agent": "bot", "message": "hold g1"}, TARGET))
         await eventually(lambda: agent.in_flight["calls"] == 1 and agent.methods[-1] == "GetTask")
-        [sending_record] = workspace.read_pending().records
+        [sending_record] = pending.read(workspace).records
         assert sending_record.state == "sending"
         send.cancel()
         with pytest.raises(asyncio.CancelledError):
             await send
-        [record] = workspace.read_pending().records
+        [record] = pending.read(workspace).records
         assert record.state != "sending" and len(registry) == 1
         agent.release("g1")
         await eventually(lambda: len(agent.finished) == 1, what="the agent to finish")
@@ -302,7 +303,7 @@ async def test_a_send_s_record_waits_for_the_lock_another_holder_has(workspace: 
     from a2aconsole.core.pending.records import WatchRecord
     from a2aconsole.core.tool.send import write_sending
 
-    async with workspace.pending_tx(durable=False) as tx:
+    async with pending.transaction(workspace, durable=False) as tx:
         tx.add(WatchRecord("w0", "other-chat", "echo", "t0"))
     if not current:
         STORE.forget(workspace)  # as after another process's write: the files must be read again
@@ -312,7 +313,7 @@ async def test_a_send_s_record_waits_for_the_lock_another_holder_has(workspace: 
         writing = asyncio.ensure_future(write_sending(workspace, record, now, 30))
         for _ in range(5):
             await asyncio.sleep(0)
-        assert not writing.done() and [r.watch_id for r in workspace.read_pending().records] == ["w0"]
+        assert not writing.done() and [r.watch_id for r in pending.read(workspace).records] == ["w0"]
         release()
         assert await writing == (record, None)
-    assert [(r.watch_id, r.state) for r in workspace.read_pending().records] == [("w0", ""), ("w1", "sending")]
+    assert [(r.watch_id, r.state) for r in pending.read(workspace).records] == [("w0", ""), ("w1", "sending")]

@@ -8,10 +8,9 @@ from typing import Any
 
 import pytest
 
-from a2aconsole.core.data_parts import MAX_DATA_PARTS, MAX_DEPTH, MAX_ITEMS, event_data_parts
+from a2aconsole.core.data_parts import MAX_DATA, MAX_DATA_PARTS, MAX_DEPTH, MAX_ITEMS, event_data_parts
 from a2aconsole.core.events import QUESTION, RESULT, SENT, MemorySink
 from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.core.tool.schema import MAX_DATA
 from tests.support.agents import DATA, FORM, TestAgent
 from tests.support.js_agents import SdkAgent
 from tests.support.toolkit import TARGET, entry, make_tool, write_agents

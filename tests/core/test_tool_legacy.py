@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
+from a2aconsole.core import pending
 from a2aconsole.core.files.workspace import Workspace
 from tests.support.agents import PDF_BYTES, TestAgent
 from tests.support.clock import FakeClock
@@ -49,7 +50,7 @@ async def test_legacy_agent_watch_and_cancel(http, workspace: Workspace, legacy:
     await clock.advance(5)
     sent = await asyncio.wait_for(run, 10)
     assert sent["state"] == "working"
-    assert workspace.read_pending().records[0].source == "subscribe"
+    assert pending.read(workspace).records[0].source == "subscribe"
     canceled = await tool.run("cancel", {"agent": "old", "taskId": sent["taskId"]}, TARGET)
     assert canceled["state"] == "canceled"
-    assert workspace.read_pending().records == []
+    assert pending.read(workspace).records == []

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from a2aconsole.core import pending
 from a2aconsole.core.events import MemorySink
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord
@@ -41,7 +42,7 @@ def data_dir(tmp_path: Path) -> Path:
 
 def with_pending_token(ws: Workspace) -> None:
     rec = WatchRecord("w1", TARGET, "echo", "t1", push_token=TOKEN, source="push")
-    ws.pending_path.write_text(json.dumps([rec.to_json()]), encoding="utf-8")
+    pending.file_path(ws).write_text(json.dumps([rec.to_json()]), encoding="utf-8")
 
 
 # item 1: the console's own state is never attachable

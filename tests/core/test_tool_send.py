@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from a2aconsole.core import pending
 from a2aconsole.core.events import STATE, MemorySink
 from a2aconsole.core.files.attachments import Attachment
 from a2aconsole.core.files.workspace import Workspace
@@ -50,7 +51,7 @@ async def test_send_completes_within_wait_returns_answer_and_ids(
     assert result["contextId"] == sdk_echo.received[0].context_id
     assert result["artifacts"] == [{"name": "result", "text": "echo: hello there"}]
     assert sdk_echo.received[0].text == "hello there"
-    assert workspace.read_pending().records == []
+    assert pending.read(workspace).records == []
 
 
 async def test_send_continues_context(http, workspace: Workspace, sdk_echo: SdkAgent) -> None:
@@ -109,7 +110,7 @@ async def test_send_after_auth_required_continues_task(http, workspace: Workspac
     done = await tool.run("send", {"agent": "echo", "message": "signed in", "taskId": asked["taskId"]}, TARGET)
     assert done["state"] == "completed" and done["text"] == "got answer: signed in"
     assert done["taskId"] == asked["taskId"]
-    assert workspace.read_pending().records == []
+    assert pending.read(workspace).records == []
 
 
 async def test_send_answer_still_worked_on_when_wait_ends_starts_watch(
@@ -133,7 +134,7 @@ async def test_send_answer_still_worked_on_when_wait_ends_starts_watch(
         "contextId": asked["contextId"],
         "note": WORKING_NOTE,
     }
-    (record,) = workspace.read_pending().records
+    (record,) = pending.read(workspace).records
     stale = record.extra.get("staleStatus")
     if sdk_echo.sdk == "python":  # this one says `working` at once
         assert record.state == "working" and stale is None
@@ -181,7 +182,7 @@ async def test_a_stale_question_is_not_told_when_the_record_came_before_the_firs
     answered: list[Any] = []
 
     async def after_the_record(*args: Any) -> Any:
-        await eventually(lambda: workspace.read_pending().records, what="the record written by the timer")
+        await eventually(lambda: pending.read(workspace).records, what="the record written by the timer")
         answered.append(await real_first_check(*args))
         return answered[-1]
 
@@ -250,7 +251,7 @@ async def test_send_slow_task_starts_watch(
         "contextId": agent.received[0].context_id,
         "note": WORKING_NOTE,
     }
-    (record,) = workspace.read_pending().records
+    (record,) = pending.read(workspace).records
     assert (record.target, record.agent, record.task_id) == (TARGET, "worker", result["taskId"])
     assert record.context_id == result["contextId"]
     assert record.source == source
@@ -280,7 +281,7 @@ async def test_send_completes_while_waiting(
         await clock.advance(0.5)  # the next poll
     result = await asyncio.wait_for(run, 10)
     assert result["state"] == "completed" and result["text"] == "released g2"
-    assert workspace.read_pending().records == []
+    assert pending.read(workspace).records == []
     if not streaming:  # the wait's time (the first GetTask's, then the follower's) and the poll's first nap
         assert sorted(set(clock.sleeps[:3])) == [0.5, 5]
 
@@ -542,11 +543,11 @@ async def test_send_context_busy_names_watched_task(
     clock = FakeClock()
     tool = make_tool(http, workspace, clock=clock)
     watched = await _run_until_wait_expires(tool, clock, {"agent": "single", "message": "hold b1"})
-    before = workspace.read_pending().records
+    before = pending.read(workspace).records
     args = {"agent": "single", "message": "hello more", "contextId": watched["contextId"]}
     result = await tool.run("send", args, TARGET)
     assert "busy" in result["error"]
     assert f"already watches task {watched['taskId']}" in result["error"]
     assert "arrive here by itself" in result["error"]
-    assert workspace.read_pending().records == before  # a refusal never touches a watch
+    assert pending.read(workspace).records == before  # a refusal never touches a watch
     agent.release("b1")

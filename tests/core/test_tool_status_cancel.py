@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
+from a2aconsole.core import pending
 from a2aconsole.core.events import QUESTION, RESULT, SENT, MemorySink
 from a2aconsole.core.files.attachments import Attachment
 from a2aconsole.core.files.workspace import Workspace
@@ -67,7 +68,7 @@ async def test_status_of_running_task_keeps_watch(http, workspace: Workspace, sd
     sent = await _watched_hold(tool, clock, "s1")
     status = await tool.run("status", {"agent": "echo", "taskId": sent["taskId"]}, TARGET)
     assert status["state"] == "working" and status["text"] == "holding s1"
-    assert len(workspace.read_pending().records) == 1
+    assert len(pending.read(workspace).records) == 1
     sdk_agent.release("s1")
 
 
@@ -75,12 +76,12 @@ async def test_status_settled_task_ends_watch(http, workspace: Workspace, sdk_ag
     write_agents(workspace, entry("echo", sdk_agent))
     tool = make_tool(http, workspace)
     sent = await tool.run("send", {"agent": "echo", "message": "ask"}, TARGET)
-    async with workspace.pending_tx() as tx:  # as if a watch had taken the task over
+    async with pending.transaction(workspace) as tx:  # as if a watch had taken the task over
         tx.add(WatchRecord("w1", TARGET, "echo", sent["taskId"], sent["contextId"]))
         tx.add(WatchRecord("w2", "other-chat", "echo", sent["taskId"], sent["contextId"]))
     status = await tool.run("status", {"agent": "echo", "taskId": sent["taskId"]}, TARGET)
     assert status["state"] == "input-required" and status["question"] == "Which colour?"
-    assert [r.watch_id for r in workspace.read_pending().records] == ["w2"]  # only this chat's watch ends
+    assert [r.watch_id for r in pending.read(workspace).records] == ["w2"]  # only this chat's watch ends
 
 
 async def test_status_unknown_task_error(http, workspace: Workspace, sdk_agent: SdkAgent) -> None:
@@ -95,10 +96,10 @@ async def test_cancel_cancels_remote_and_drops_watch(http, workspace: Workspace,
     clock, watches = FakeClock(), RecordingWatches()
     tool = make_tool(http, workspace, clock=clock, watches=watches)
     sent = await _watched_hold(tool, clock, "c1")
-    assert len(workspace.read_pending().records) == 1
+    assert len(pending.read(workspace).records) == 1
     result = await tool.run("cancel", {"agent": "echo", "taskId": sent["taskId"]}, TARGET)
     assert result["state"] == "canceled" and result["text"] == "cancelled by request"
-    assert workspace.read_pending().records == []
+    assert pending.read(workspace).records == []
     assert watches.calls == [("arm", sent["taskId"]), ("stop", sent["taskId"])]
     remote = await tool.run("status", {"agent": "echo", "taskId": sent["taskId"]}, TARGET)
     assert remote["state"] == "canceled"
@@ -121,12 +122,12 @@ async def test_cancel_unreachable_keeps_the_watch(
     clock, watches = FakeClock(), RecordingWatches()
     tool = make_tool(http, workspace, clock=clock, watches=watches)
     sent = await _watched_hold(tool, clock, "c2")
-    (before,) = workspace.read_pending().records
+    (before,) = pending.read(workspace).records
     write_agents(workspace, entry("echo", "http://127.0.0.1:9/"))  # the agent moved away
     result = await tool.run("cancel", {"agent": "echo", "taskId": sent["taskId"]}, TARGET)
     assert 'agent "echo" is unreachable' in result["error"]
     assert result["error"].endswith("Could not reach the agent; the watch goes on")
-    (after,) = workspace.read_pending().records
+    (after,) = pending.read(workspace).records
     assert after.to_json() == before.to_json()  # nothing removed, nothing marked
     assert [c[0] for c in watches.calls] == ["arm"]
     agent.release("c2")
@@ -165,7 +166,7 @@ async def test_result_never_contains_key(
 
 async def test_malformed_pending_file_reported(http, workspace: Workspace, sdk_agent: SdkAgent) -> None:
     write_agents(workspace, entry("echo", sdk_agent))
-    workspace.pending_path.write_text("[{", encoding="utf-8")
+    pending.file_path(workspace).write_text("[{", encoding="utf-8")
     clock = FakeClock()
     tool = make_tool(http, workspace, clock=clock)
     run = asyncio.create_task(tool.run("send", {"agent": "echo", "message": "hold p1"}, TARGET))
@@ -180,4 +181,4 @@ async def test_malformed_pending_file_reported(http, workspace: Workspace, sdk_a
     done = await tool.run("send", {"agent": "echo", "message": "ask"}, TARGET)
     status = await tool.run("status", {"agent": "echo", "taskId": done["taskId"]}, TARGET)
     assert status["state"] == "input-required" and "pending.json" in status["warning"]
-    assert workspace.pending_path.read_text(encoding="utf-8") == "[{"  # never overwritten
+    assert pending.file_path(workspace).read_text(encoding="utf-8") == "[{"  # never overwritten

@@ -3,6 +3,7 @@ on at the agent and a push watch's config is removed there; on both SDKs' agents
 
 from __future__ import annotations
 
+from a2aconsole.core import pending
 from a2aconsole.core.chat import ChatTarget
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
@@ -40,7 +41,7 @@ async def test_unwatch_ends_the_watch_stopped_and_delivers_nothing_more(
         "watch": "stopped",
         "note": STOPPED_NOTE,
     }
-    assert workspace.read_pending().records == [] and rec.watch_id not in reg
+    assert pending.read(workspace).records == [] and rec.watch_id not in reg
     [ended] = [e for e in sink.events if e.kind == "watch.ended"]
     assert ended.data == {"reason": "stopped", "watchId": rec.watch_id, "by": "owner"}
     assert ended.at == clock.now()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import watch_event_key
 from a2aconsole.core.files.workspace import Workspace
@@ -40,7 +41,7 @@ async def test_a_kept_result_brings_its_events_to_the_next_start(make_agent, wor
     await delivery.wait_attempts(1)
     await sink.until(lambda: "undelivered" in sink.kinds())
     await first.stop()
-    raw = json.loads(workspace.pending_path.read_text())
+    raw = json.loads(pending.file_path(workspace).read_text())
     [kept] = raw
     assert [e["kind"] for e in kept["endEvents"]] == ["result", "watch.ended"]
     assert kept["endEvents"][0]["text"] == "echo: hello kept" and kept["endEvents"][0]["state"] == "completed"
@@ -60,7 +61,7 @@ async def test_a_kept_result_brings_its_events_to_the_next_start(make_agent, wor
         assert kinds.index("watch.ended") < kinds.index("delivered")
         [delivered] = [e for e in sink2.events if e.kind == "delivered"]
         assert delivered.key == watch_event_key(root, rec.watch_id, "delivered")
-        assert workspace.read_pending().records == []
+        assert pending.read(workspace).records == []
     finally:
         await second.stop()
 
@@ -109,8 +110,8 @@ async def test_the_batched_file_is_what_dump_pending_writes(make_agent, workspac
     try:
         await delivery.wait_attempts(3)
         await sink.until(lambda: sink.kinds().count("undelivered") >= 3)
-        records = workspace.read_pending().records
+        records = pending.read(workspace).records
         assert all(r.end_events for r in records)
-        assert workspace.pending_path.read_bytes() == dump_pending(records)
+        assert pending.file_path(workspace).read_bytes() == dump_pending(records)
     finally:
         await reg.stop()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from a2aconsole.core import pending
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.remote.client import Remote
 from a2aconsole.core.watches.follower import POLL_BACKOFF, PUSH_SAFETY
@@ -31,7 +32,7 @@ async def test_a_push_watch_whose_agent_stopped_is_checked_on_the_poll_backoff(
         heard = clock.now()
         [row] = reg.snapshot()
         assert row["source"] == "push" and row["heardAt"] == heard.isoformat() and row["lastError"] == ""
-        assert HEARD_AT not in workspace.read_pending().records[0].extra  # no write for an answer
+        assert HEARD_AT not in pending.read(workspace).records[0].extra  # no write for an answer
 
         agent.stop()
         await clock.advance(PUSH_SAFETY)  # the safety check fails: the agent is checked again on the backoff
@@ -39,7 +40,7 @@ async def test_a_push_watch_whose_agent_stopped_is_checked_on_the_poll_backoff(
         assert clock.sleeps[-1] in POLL_BACKOFF[:2] and PUSH_SAFETY not in clock.sleeps[1:], clock.sleeps
         [row] = reg.snapshot()
         assert row["heardAt"] == heard.isoformat() and row["lastError"]  # refused, or a 404 where it was
-        [kept] = workspace.read_pending().records
+        [kept] = pending.read(workspace).records
         assert kept.extra[HEARD_AT] == heard.isoformat() and kept.extra[LAST_ERROR] == row["lastError"]
         assert _news(sink) == ["quiet"]  # ten minutes without an answer, the last call failed: news at once
         [quiet] = [e for e in sink.events if e.data.get("news") == "quiet"]
@@ -70,7 +71,7 @@ async def test_a_polled_agent_unreachable_then_back_is_heard_again(
     await clock.advance(30)  # the first unanswered check: not news yet (twice the interval it last heard at: 60 s)
     await clock.until(lambda s: len(s) == 3)
     assert "unreachable" in reg.snapshot()[0]["lastError"] and _news(sink) == []
-    assert workspace.read_pending().records[0].extra[HEARD_AT] == heard.isoformat()
+    assert pending.read(workspace).records[0].extra[HEARD_AT] == heard.isoformat()
     await clock.advance(60)  # 90 s without an answer
     await clock.until(lambda s: len(s) == 4)
     assert _news(sink) == ["quiet"]
@@ -81,6 +82,6 @@ async def test_a_polled_agent_unreachable_then_back_is_heard_again(
     assert _news(sink) == ["quiet", "heard"]
     [row] = reg.snapshot()
     assert row["lastError"] == "" and row["heardAt"] == (heard + timedelta(seconds=210)).isoformat()
-    [kept] = workspace.read_pending().records
+    [kept] = pending.read(workspace).records
     assert LAST_ERROR not in kept.extra and kept.extra[HEARD_AT] == row["heardAt"]
     agent.release("again")

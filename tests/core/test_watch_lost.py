@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from a2aconsole.core import pending
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.remote.client import Remote
 from tests.support.agent_process import agent_process
@@ -69,7 +70,7 @@ async def test_a_task_the_agent_forgot_ends_the_watch_lost(
     ended = [e for e in sink.events if e.kind == "watch.ended"]
     assert [(e.state, e.data["reason"]) for e in ended] == [("lost", "lost")]
     assert "result" not in sink.kinds()  # a notice, not a result
-    assert workspace.read_pending().records == [] and len(reg) == 0
+    assert pending.read(workspace).records == [] and len(reg) == 0
     agent.release("end")
 
 
@@ -133,4 +134,4 @@ async def test_an_agent_process_restarted_on_its_port_has_lost_the_task(
     assert m is not None, text
     assert m["last"] == "working holding restart"
     assert [e.data["reason"] for e in sink.events if e.kind == "watch.ended"] == ["lost"]
-    assert workspace.read_pending().records == []
+    assert pending.read(workspace).records == []

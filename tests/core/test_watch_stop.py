@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
+from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import WATCH_ENDED
 from a2aconsole.core.files.workspace import Workspace
@@ -47,7 +48,7 @@ async def test_stop_watching_takes_duplicates_and_keeps_kept_results(
     stopper = registry if control == "registry" else PendingFileWatches()
     assert await stopper.stop_watching(workspace, "chat1", "bot", task.id) == first
 
-    left = workspace.read_pending().records
+    left = pending.read(workspace).records
     assert [r.watch_id for r in left] == [kept.watch_id, other_chat.watch_id]
     assert left[0].undelivered == "[A2A result] kept, not delivered yet"
     assert await stopper.stop_watching(workspace, "chat1", "bot", task.id) is None  # nothing more to stop

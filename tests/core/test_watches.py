@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from a2aconsole.core import pending
 from a2aconsole.core.chat import ChatTarget
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.atomic import atomic_write
@@ -32,7 +33,7 @@ def use_agent(ws: Workspace, agent: TestAgent, name: str = "bot") -> None:
 
 
 def pending_ids(ws: Workspace) -> list[str]:
-    return [r.watch_id for r in ws.read_pending().records]
+    return [r.watch_id for r in pending.read(ws).records]
 
 
 async def test_watch_poll_backs_off(make_sdk_agent, workspace, remote, clock, registry_for) -> None:
@@ -84,7 +85,7 @@ async def test_restored_poll_watch_checks_at_once_then_backs_off(
     await clock.until(lambda s: s == [15.0])  # the running one: checked once, then the first nap
     assert agent.methods.count("GetTask") == 2
     assert clock.sleeps == [15.0]
-    assert [r.task_id for r in workspace.read_pending().records] == [running.id]
+    assert [r.task_id for r in pending.read(workspace).records] == [running.id]
 
 
 async def test_watch_subscribe_delivers_follow_up(make_sdk_agent, workspace, remote, clock, registry_for) -> None:
@@ -117,7 +118,7 @@ async def test_watch_push_delivers_follow_up(make_sdk_agent, workspace, remote, 
         rec = await add_record(workspace, task, "bot", clock, source="poll")
         await reg.arm(workspace, rec)
         await sink.until(lambda: "working" in sink.states(), what="the first check")
-        [saved] = workspace.read_pending().records
+        [saved] = pending.read(workspace).records
         assert saved.source == "push" and saved.push_token and len(saved.push_token) >= 43
         assert "CreateTaskPushNotificationConfig" in agent.methods
 
@@ -146,7 +147,7 @@ async def test_watch_push_refused_polls_and_says_why_once(
         await reg.arm(workspace, await add_record(workspace, task, "bot", clock, source="poll"))
     await clock.until(lambda s: s.count(15.0) == 2)  # both in their first poll nap
     assert agent.methods.count("CreateTaskPushNotificationConfig") == 2
-    assert {r.source for r in workspace.read_pending().records} == {"poll"}
+    assert {r.source for r in pending.read(workspace).records} == {"poll"}
     assert {w["source"] for w in reg.snapshot()} == {"poll"}
     assert all(not w["lastError"] for w in reg.snapshot())  # the agent answered: a refusal, not a failed call
     [refusal] = reg.push_refusals.all()
@@ -170,7 +171,7 @@ async def test_watch_push_bad_token_rejected(make_sdk_agent, workspace, remote, 
     rec = await add_record(workspace, task, "bot", clock)
     await reg.arm(workspace, rec)
     await sink.until(lambda: "working" in sink.states(), what="the first check")
-    token = workspace.read_pending().records[0].push_token
+    token = pending.read(workspace).records[0].push_token
     body = json.dumps({"statusUpdate": {"taskId": task.id, "status": {"state": "TASK_STATE_COMPLETED"}}}).encode()
     checks = agent.methods.count("GetTask")
 
@@ -215,7 +216,7 @@ async def test_watch_timeout_text_says_24h(make_agent, workspace, remote, clock,
     task = await start_task(remote, workspace, "bot", "hold old")
     two_days_ago = (clock.now() - timedelta(days=2)).isoformat()
     await add_record(workspace, task, "bot", clock)
-    async with workspace.pending_tx() as tx:
+    async with pending.transaction(workspace) as tx:
         tx.edit(tx.records[0].watch_id).started_at = two_days_ago
     await reg.start([workspace])  # restored a day after its deadline: the notice goes out at once
     [(_, text)] = await delivery.wait_for(1)
@@ -267,7 +268,7 @@ async def test_watch_restored_push_without_url_subscribes(
     reg, delivery, sink = registry_for(workspace)  # no push base URL
     await reg.start([workspace])
     await sink.until(lambda: "working" in sink.states(), what="the stream's snapshot")
-    assert workspace.read_pending().records[0].source == "subscribe"
+    assert pending.read(workspace).records[0].source == "subscribe"
     assert reg.snapshot()[0]["source"] == "subscribe"
     agent.release("u")
     [(_, text)] = await delivery.wait_for(1)
@@ -288,7 +289,7 @@ async def test_watch_no_live_session_delivered_on_next_session_start(
     await clock.advance(15)
     await delivery.wait_attempts(1)
     await sink.until(lambda: "undelivered" in sink.kinds())
-    [kept] = workspace.read_pending().records
+    [kept] = pending.read(workspace).records
     assert kept.watch_id == rec.watch_id and kept.undelivered and "echo: hello later" in kept.undelivered
     assert delivery.delivered == []
 
@@ -418,7 +419,7 @@ async def test_three_stream_failures_fall_back_to_polling(
     await clock.advance(15)
     await clock.until(lambda s: naps(s) == [5.0, 15.0, 15.0])  # the first poll nap
     assert agent.methods.count("SubscribeToTask") == 3
-    assert workspace.read_pending().records[0].source == "poll"
+    assert pending.read(workspace).records[0].source == "poll"
     assert reg.snapshot()[0]["source"] == "poll"
     said = reg.snapshot()[0]["pushRefused"]
     assert said.endswith("; following by polling") if refused else said == ""
@@ -449,7 +450,7 @@ async def test_cancel_rearms_when_remote_unreachable(make_sdk_agent, workspace, 
 
     out = await tool.run("cancel", {"agent": "bot", "taskId": task.id}, ChatTarget("chat1", workspace))
     assert out["error"].endswith("Could not reach the agent; the watch goes on")
-    [back] = workspace.read_pending().records
+    [back] = pending.read(workspace).records
     assert (back.watch_id, back.push_token, back.started_at) == (rec.watch_id, rec.push_token, rec.started_at)
     assert rec.watch_id in reg
 
@@ -557,7 +558,7 @@ async def test_watch_of_an_answer_skips_the_stale_question(
     await clock.advance(5)
     handed = await run
     assert handed["state"] == "working" and handed["taskId"] == asked["taskId"], handed
-    [record] = workspace.read_pending().records
+    [record] = pending.read(workspace).records
     if agent.sdk != "python":  # the JS agent works on the answer silently: the task still shows the question
         assert record.extra["staleStatus"]["state"] == "input-required"
     await eventually(lambda: "SubscribeToTask" in agent.methods, what="the watch's stream")

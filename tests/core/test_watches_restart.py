@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from a2aconsole.core import pending
 from a2aconsole.core.clock import SystemClock
 from tests.support.watching import add_record, eventually, start_task
 from tests.support.worker_env import ROOT
@@ -83,14 +84,14 @@ async def test_worker_killed_with_armed_watches_loses_nothing(
     spawn(workspace.root, out)
     want = {r.watch_id for r in records}
     await eventually(lambda: {d["watchId"] for d in delivered(out)} == want, timeout=30, what="all results")
-    await eventually(lambda: workspace.read_pending().records == [], what="pending.json to empty")
+    await eventually(lambda: pending.read(workspace).records == [], what="pending.json to empty")
     by_watch = {d["watchId"]: d["text"] for d in delivered(out)}
     for i, rec in enumerate(records):
         assert f"released k{i}" in by_watch[rec.watch_id]
 
 
 def sending(ws) -> list:
-    return [r for r in ws.read_pending().records if r.state == "sending"]
+    return [r for r in pending.read(ws).records if r.state == "sending"]
 
 
 async def test_send_killed_during_its_wait_is_delivered_after_restart(
@@ -105,7 +106,7 @@ async def test_send_killed_during_its_wait_is_delivered_after_restart(
     finally:
         os.kill(sender.pid, signal.SIGKILL)  # during the wait: the task still holds
         sender.wait(timeout=10)
-    (record,) = workspace.read_pending().records
+    (record,) = pending.read(workspace).records
     assert record.state == "sending" and record.task_id and record.message == "hold s1"
 
     out = tmp_path / "delivered.jsonl"
@@ -113,6 +114,6 @@ async def test_send_killed_during_its_wait_is_delivered_after_restart(
     await eventually(lambda: "SubscribeToTask" in agent.methods, timeout=30, what="the worker to follow the task")
     agent.release("s1")
     await eventually(lambda: len(delivered(out)) >= 1, timeout=30, what="the result in the chat")
-    await eventually(lambda: workspace.read_pending().records == [], what="pending.json to empty")
+    await eventually(lambda: pending.read(workspace).records == [], what="pending.json to empty")
     (only,) = delivered(out)
     assert only["watchId"] == record.watch_id and only["target"] == "chat1" and "released s1" in only["text"]

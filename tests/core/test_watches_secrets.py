@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from a2aconsole.core import pending
 from a2aconsole.core.chat import ChatTarget
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
@@ -166,5 +167,5 @@ async def test_a_settled_status_takes_the_push_config_off_the_agent(
     await eventually(lambda: task.id in agent.finished, what="the agent to finish")
     tool = A2ATool(remote, ClientSettings(), PendingFileWatches(), clock=clock)
     out = await tool.run("status", {"agent": "bot", "taskId": task.id}, ChatTarget("chat1", workspace))
-    assert out["state"] == "completed" and workspace.read_pending().records == []
+    assert out["state"] == "completed" and pending.read(workspace).records == []
     assert await agent.push_configs(task.id) == []

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from a2aconsole.core import pending
 from a2aconsole.core.errors import ConflictError, FileFormatError, ValidationError
+from a2aconsole.core.files import atomic as files
 from a2aconsole.core.files.agents import AgentEntry
 from a2aconsole.core.files.atomic import MISSING_VERSION, atomic_write, lock_for, version_of
-from a2aconsole.core.files import atomic as files
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord
 from tests.support.locks import held_by_a_thread
@@ -35,7 +36,7 @@ def record(watch_id: str = "w1", **extra: object) -> WatchRecord:
 
 def test_paths_are_the_specs(workspace: Workspace) -> None:
     assert workspace.agents_path == workspace.root / ".volcanic" / "a2a" / "agents.json"
-    assert workspace.pending_path == workspace.root / ".volcanic" / "a2a" / "pending.json"
+    assert pending.file_path(workspace) == workspace.root / ".volcanic" / "a2a" / "pending.json"
     assert workspace.inbox_dir == workspace.root / "inbox" / "a2a"
 
 
@@ -238,33 +239,33 @@ async def test_pending_unknown_fields_round_trip(workspace: Workspace) -> None:
         },
         {"watchId": "w2", "target": "console", "agent": "travel", "taskId": "t2", "future": True},
     ]
-    workspace.pending_path.parent.mkdir(parents=True)
-    workspace.pending_path.write_text(json.dumps(raw))
-    async with workspace.pending_tx() as tx:
+    pending.file_path(workspace).parent.mkdir(parents=True)
+    pending.file_path(workspace).write_text(json.dumps(raw))
+    async with pending.transaction(workspace) as tx:
         assert tx.find("w1").target == "42"
         tx.remove("w2")
         tx.edit("w1").undelivered = "the result"
-    saved = json.loads(workspace.pending_path.read_text())
+    saved = json.loads(pending.file_path(workspace).read_text())
     assert saved == [{**raw[0], "target": "42", "undelivered": "the result"}]
 
 
 def test_pending_tx_writes_only_on_change(workspace: Workspace) -> None:
-    with workspace.pending_tx_sync() as tx:
+    with pending.transaction_sync(workspace) as tx:
         assert tx.records == ()
-    assert not workspace.pending_path.exists()
-    with workspace.pending_tx_sync() as tx:
+    assert not pending.file_path(workspace).exists()
+    with pending.transaction_sync(workspace) as tx:
         tx.add(record())
-    assert [r.watch_id for r in workspace.read_pending().records] == ["w1"]
+    assert [r.watch_id for r in pending.read(workspace).records] == ["w1"]
 
 
 def test_pending_tx_raising_writes_nothing(workspace: Workspace) -> None:
-    with workspace.pending_tx_sync() as tx:
+    with pending.transaction_sync(workspace) as tx:
         tx.add(record("w1"))
-    before = workspace.pending_path.read_bytes()
-    with pytest.raises(RuntimeError), workspace.pending_tx_sync() as tx:
+    before = pending.file_path(workspace).read_bytes()
+    with pytest.raises(RuntimeError), pending.transaction_sync(workspace) as tx:
         tx.add(record("w2"))
         raise RuntimeError("abort")
-    assert workspace.pending_path.read_bytes() == before
+    assert pending.file_path(workspace).read_bytes() == before
 
 
 @pytest.mark.parametrize(
@@ -276,14 +277,14 @@ def test_pending_tx_raising_writes_nothing(workspace: Workspace) -> None:
     ],
 )
 def test_malformed_pending_is_reported_and_left_alone(workspace: Workspace, text: str, message: str) -> None:
-    workspace.pending_path.parent.mkdir(parents=True)
-    workspace.pending_path.write_text(text)
-    pf = workspace.read_pending()
-    assert pf.records == [] and message in pf.parse_error and str(workspace.pending_path) in pf.parse_error
-    with pytest.raises(FileFormatError) as e, workspace.pending_tx_sync() as tx:
+    pending.file_path(workspace).parent.mkdir(parents=True)
+    pending.file_path(workspace).write_text(text)
+    pf = pending.read(workspace)
+    assert pf.records == [] and message in pf.parse_error and str(pending.file_path(workspace)) in pf.parse_error
+    with pytest.raises(FileFormatError) as e, pending.transaction_sync(workspace) as tx:
         tx.add(record())
-    assert message in str(e.value) and str(e.value).count(str(workspace.pending_path)) == 1
-    assert workspace.pending_path.read_text() == text
+    assert message in str(e.value) and str(e.value).count(str(pending.file_path(workspace))) == 1
+    assert pending.file_path(workspace).read_text() == text
 
 
 def test_watch_record_repr_hides_the_push_token() -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from a2aconsole.core import pending
 from a2aconsole.core.files.agents import dump_agents
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord, dump_pending
@@ -71,7 +72,7 @@ def test_two_processes_lose_no_update_and_the_files_stay_valid(workspace: Worksp
     deadline = time.monotonic() + DEADLINE_SECONDS
     while any(p.poll() is None for p in procs):
         assert time.monotonic() < deadline, "writers did not finish"
-        load_if_present(workspace.pending_path)
+        load_if_present(pending.file_path(workspace))
         load_if_present(workspace.agents_path)
         reads += 1
     assert [p.returncode for p in procs] == [0, 0]
@@ -79,14 +80,14 @@ def test_two_processes_lose_no_update_and_the_files_stay_valid(workspace: Worksp
     for p in procs:
         p.stdout.close()
 
-    pending = [r.watch_id for r in workspace.read_pending().records]
+    watch_ids = [r.watch_id for r in pending.read(workspace).records]
     agents = workspace.read_agents()
     assert agents.problems == [] and agents.parse_error is None
-    for names in (pending, [e.name for e in agents.entries]):
+    for names in (watch_ids, [e.name for e in agents.entries]):
         assert len(names) == 2 * n
         for who in ("a", "b"):
             assert [x for x in names if x.startswith(f"{who}-")] == [f"{who}-{i}" for i in range(n)]
-    switches = sum(1 for x, y in zip(pending, pending[1:], strict=False) if x[0] != y[0])
+    switches = sum(1 for x, y in zip(watch_ids, watch_ids[1:], strict=False) if x[0] != y[0])
     assert switches >= 2, "the writers did not run concurrently"
     assert not list(workspace.a2a_dir.glob("*.tmp"))
 
@@ -104,19 +105,19 @@ def test_two_processes_sending_lose_no_record_and_keep_none_too_many(workspace: 
     deadline = time.monotonic() + DEADLINE_SECONDS
     while any(p.poll() is None for p in procs):
         assert time.monotonic() < deadline, "writers did not finish"
-        ids = [r.watch_id for r in workspace.read_pending().records]
+        ids = [r.watch_id for r in pending.read(workspace).records]
         assert len(ids) == len(set(ids))  # a reader never sees a record twice (journal and file)
     assert [p.returncode for p in procs] == [0, 0]
     for p in procs:
         p.stdout.close()
-    records = workspace.read_pending().records
+    records = pending.read(workspace).records
     for who in ("a", "b"):
         mine = [(r.watch_id, r.state) for r in records if r.agent == who]
         assert mine == [(f"{who}-{i}", "working") for i in range(0, n, 2)]
-    with workspace.pending_tx_sync() as tx:  # a durable change folds what is left of the journal
+    with pending.transaction_sync(workspace) as tx:  # a durable change folds what is left of the journal
         tx.remove("a-0")
-    assert workspace.pending_path.read_bytes() == dump_pending(workspace.read_pending().records)
-    assert not workspace.journal_path.exists() or not workspace.journal_path.read_bytes()
+    assert pending.file_path(workspace).read_bytes() == dump_pending(pending.read(workspace).records)
+    assert not pending.journal_path(workspace).exists() or not pending.journal_path(workspace).read_bytes()
 
 
 def test_a_sending_writer_killed_anywhere_loses_no_record_and_doubles_none(workspace: Workspace) -> None:
@@ -128,8 +129,8 @@ def test_a_sending_writer_killed_anywhere_loses_no_record_and_doubles_none(works
     kept: dict[str, str] = {}
     for run in range(25):
         proc = writer("journal", str(workspace.root), f"r{run}", "-1", "3000")  # big records: long folds
-        kill_at_random(proc, rng, 3000, workspace.journal_path.stat, lambda: None)
-        records = workspace.read_pending().records
+        kill_at_random(proc, rng, 3000, pending.journal_path(workspace).stat, lambda: None)
+        records = pending.read(workspace).records
         ids = [r.watch_id for r in records]
         assert len(ids) == len(set(ids)), "a record is there twice"
         now = {r.watch_id: r.state for r in records}
@@ -139,10 +140,10 @@ def test_a_sending_writer_killed_anywhere_loses_no_record_and_doubles_none(works
         assert {i: s for i, s in mine.items() if i < last} == dict.fromkeys(range(0, last, 2), "working")
         assert mine[last] in (("sending", "working") if last % 2 == 0 else ("sending",))
         kept = now
-    with workspace.pending_tx_sync() as tx:  # the next durable change folds the journal, whatever was left
+    with pending.transaction_sync(workspace) as tx:  # the next durable change folds the journal, whatever was left
         tx.remove("r0-0")
-    assert workspace.pending_path.read_bytes() == dump_pending(workspace.read_pending().records)
-    assert {r.watch_id: r.state for r in workspace.read_pending().records} == {
+    assert pending.file_path(workspace).read_bytes() == dump_pending(pending.read(workspace).records)
+    assert {r.watch_id: r.state for r in pending.read(workspace).records} == {
         k: v for k, v in kept.items() if k != "r0-0"
     }
 
@@ -153,17 +154,17 @@ def test_a_writer_killed_folding_the_journal_leaves_the_record_before_or_after(
 ) -> None:
     """Killed after pending.json was replaced but before the journal was emptied, the journal's line is not
     applied again: the watch is not back to sending (the fold line says the file already has it)."""
-    with workspace.pending_tx_sync() as tx:
+    with pending.transaction_sync(workspace) as tx:
         tx.add(WatchRecord(watch_id="w0", target="t", agent="bot", task_id="0"))
     proc = writer("journal-crash", str(workspace.root), phase)
     proc.communicate(timeout=DEADLINE_SECONDS)
     assert proc.returncode == -signal.SIGKILL
-    assert [(r.watch_id, r.state) for r in workspace.read_pending().records] == [("w0", ""), ("s1", state)]
-    with workspace.pending_tx_sync() as tx:  # the next durable change folds it for good
+    assert [(r.watch_id, r.state) for r in pending.read(workspace).records] == [("w0", ""), ("s1", state)]
+    with pending.transaction_sync(workspace) as tx:  # the next durable change folds it for good
         assert [(r.watch_id, r.state) for r in tx.records] == [("w0", ""), ("s1", state)]
         tx.remove("w0")
-    assert [(r.watch_id, r.state) for r in workspace.read_pending().records] == [("s1", state)]
-    assert workspace.journal_path.read_bytes() == b""
+    assert [(r.watch_id, r.state) for r in pending.read(workspace).records] == [("s1", state)]
+    assert pending.journal_path(workspace).read_bytes() == b""
 
 
 def test_a_writer_killed_mid_save_leaves_old_or_new_content(workspace: Workspace) -> None:

@@ -16,7 +16,7 @@ import yaml
 from django.core.management import get_commands
 
 from a2aconsole.public_site import load_public_site
-from a2aconsole.web.runtime import WORKER_CHANNEL
+from a2aconsole.web.process.runtime import WORKER_CHANNEL
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "deploy" / "compose.yaml"

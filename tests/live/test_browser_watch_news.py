@@ -12,6 +12,7 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
+from a2aconsole.core import pending
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.core.watches.heard import HEARD_AT, LAST_ERROR
@@ -26,7 +27,7 @@ TASKS = [f"{what}-{size}" for size in SIZES for what in ("row", "page")] + ["qui
 
 def _watches(ws: Workspace) -> None:
     extra = {HEARD_AT: HEARD.isoformat(), LAST_ERROR: 'agent "down" is unreachable (ConnectError); is it running?'}
-    with ws.pending_tx_sync() as tx:
+    with pending.transaction_sync(ws) as tx:
         for task in TASKS:
             tx.add(WatchRecord(f"w-{task}", "console", "down", f"t-{task}", started_at=HEARD.isoformat(), extra=extra))
 

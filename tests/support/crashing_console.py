@@ -24,7 +24,8 @@ def die() -> None:
 
 def arm(phase: str) -> None:
     """Wrap the console's event sink and delivery so that the process dies at `phase`."""
-    from a2aconsole.web import broadcast, delivery
+    from a2aconsole.web import broadcast
+    from a2aconsole.web.delivery import targets as delivery
 
     if phase not in PHASES:
         raise SystemExit(f"{CRASH_ENV}={phase!r}: expected one of {', '.join(PHASES)}")

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from a2aconsole.web.runtime import Runtime, build_runtime, close_runtime, install_runtime
+from a2aconsole.web.process.runtime import Runtime, build_runtime, close_runtime, install_runtime
 
 CLOSE_SECONDS = 60.0  # a runtime closes in a moment; one that hangs fails the test with what it waits on
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import uvicorn
 
+from a2aconsole.core import pending
 from a2aconsole.core.clock import Clock
 from a2aconsole.core.events import Event, EventSink, MemorySink
 from a2aconsole.core.files.workspace import Workspace
@@ -228,7 +229,7 @@ async def add_record(
         source=source,
         **kw,
     )
-    async with ws.pending_tx() as tx:
+    async with pending.transaction(ws) as tx:
         tx.add(rec)
     return rec
 
@@ -313,5 +314,5 @@ async def push_watched(
         task = await start_task(remote, workspace, "bot", text)
         await reg.arm(workspace, await add_record(workspace, task, "bot", clock, source="poll"))
         await sink.until(lambda: "working" in sink.states(), what="the first check")
-        assert workspace.read_pending().records[0].source == "push"
+        assert pending.read(workspace).records[0].source == "push"
         yield reg, delivery, sink, task

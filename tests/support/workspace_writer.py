@@ -19,6 +19,7 @@ import os
 import signal
 import sys
 
+from a2aconsole.core import pending
 from a2aconsole.core.errors import ConflictError
 from a2aconsole.core.files.agents import AgentEntry
 from a2aconsole.core.files.workspace import Workspace
@@ -34,7 +35,7 @@ def append(ws: Workspace, who: str, n: int) -> None:
     sys.stdin.readline()
     for i in range(n):
         name = f"{who}-{i}"
-        with ws.pending_tx_sync() as tx:
+        with pending.transaction_sync(ws) as tx:
             tx.add(WatchRecord(watch_id=name, target="t", agent=who, task_id=str(i)))
         while True:
             current = ws.read_agents()
@@ -56,14 +57,14 @@ def journal(ws: Workspace, who: str, n: int, padding: int = 0) -> None:
     while i != n:
         rec = WatchRecord(watch_id=f"{who}-{i}", target="t", agent=who, task_id=str(i), message="x" * padding)
         rec.state = "sending"
-        with ws.pending_tx_sync(durable=False) as tx:
+        with pending.transaction_sync(ws, durable=False) as tx:
             tx.add(rec)
         if i % 2 == 0:
             rec.state = "working"
-            with ws.pending_tx_sync() as tx:
+            with pending.transaction_sync(ws) as tx:
                 tx.replace(rec)
         else:
-            with ws.pending_tx_sync(durable=False) as tx:
+            with pending.transaction_sync(ws, durable=False) as tx:
                 tx.remove(rec.watch_id)
         if i == 1 and n < 0:
             print("ready", flush=True)
@@ -74,7 +75,7 @@ def journal_crash(ws: Workspace, phase: str) -> None:
     """A send's record (a journal line), then the fold that makes it a watch, killed `before-replace` or
     `after-replace` of pending.json (before the journal is emptied)."""
     rec = WatchRecord(watch_id="s1", target="t", agent="bot", task_id="1", state="sending")
-    with ws.pending_tx_sync(durable=False) as tx:
+    with pending.transaction_sync(ws, durable=False) as tx:
         tx.add(rec)
     real_replace = os.replace
 
@@ -87,7 +88,7 @@ def journal_crash(ws: Workspace, phase: str) -> None:
 
     os.replace = replace  # type: ignore[assignment]
     rec.state = "working"
-    with ws.pending_tx_sync() as tx:
+    with pending.transaction_sync(ws) as tx:
         tx.replace(rec)
 
 

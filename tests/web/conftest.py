@@ -13,7 +13,7 @@ from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.tool.tool import A2ATool
 from a2aconsole.web.models import ChatTarget
-from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
+from a2aconsole.web.process.runtime import build_runtime, close_runtime, install_runtime
 from tests.support.console import CONSOLE_SETTINGS, create_owner, owner_session
 
 

@@ -13,13 +13,14 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.test import AsyncClient, override_settings
 
+from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.results import PREVIEW_CHARS
 from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
-from a2aconsole.web.runtime import Runtime
+from a2aconsole.web.process.runtime import Runtime
 from tests.support.agent_process import agent_process
 from tests.support.agents import TestAgent, long_text
 from tests.support.memory import reset_peak, status_kb
@@ -117,7 +118,7 @@ async def test_a_100_mb_answer_costs_little_memory_and_no_page_grows(space: Work
     assert "agent &quot;big&quot; answered more than 14 MB to " in reply
     for name, html in pages.items():
         assert len(html.encode()) < MB, f"{name}: {len(html.encode())} bytes"
-    assert not space.inbox_dir.exists() and space.read_pending().records == []
+    assert not space.inbox_dir.exists() and pending.read(space).records == []
 
 
 async def test_a_long_answer_delivered_by_a_watch_is_a_preview_in_the_inbox(

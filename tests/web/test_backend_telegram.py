@@ -10,11 +10,12 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
+from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.core.remote.client import Remote
 from a2aconsole.core.watches.registry import WatchRegistry
-from a2aconsole.web.backends.telegram import LIMIT, TelegramBackend, split_text
+from a2aconsole.web.delivery.telegram import LIMIT, TelegramBackend, split_text
 from a2aconsole.web.models import ChatTarget
 from tests.support.chats import BackendDelivery, kept
 from tests.support.clock import FakeClock
@@ -125,7 +126,7 @@ async def test_failures_return_false_and_never_log_the_token(bot_api, http, cloc
 
 async def test_down_then_up_delivers_exactly_the_kept_results(bot_api, http, workspace) -> None:
     clock = SignalClock()
-    async with workspace.pending_tx() as tx:
+    async with pending.transaction(workspace) as tx:
         tx.add(kept("w1", "tg", "result one"), kept("w2", "tg", "result two"), kept("w3", "gone", "other"))
     bot_api.script = [(502, {"ok": False}), (502, {"ok": False})]  # the Bot API is down at first
     delivery = BackendDelivery({"tg": (chat(), backend(bot_api, http, clock))})
@@ -135,7 +136,7 @@ async def test_down_then_up_delivers_exactly_the_kept_results(bot_api, http, wor
         await registry.start([workspace])
         await clock.until(lambda sleeps: len(sleeps) >= 3)  # three retries wait
         assert [h.status for h in bot_api.hits] == [502, 502] and bot_api.messages == []
-        assert len(workspace.read_pending().records) == 3
+        assert len(pending.read(workspace).records) == 3
 
         await clock.advance(30)  # the first retry: the Bot API is up again
         await sink.until(lambda: sink.kinds().count("delivered") == 2)
@@ -143,7 +144,7 @@ async def test_down_then_up_delivers_exactly_the_kept_results(bot_api, http, wor
             "[2026-01-01 00:00 UTC]\nresult one",
             "[2026-01-01 00:00 UTC]\nresult two",
         ]
-        assert [r.watch_id for r in workspace.read_pending().records] == ["w3"]
+        assert [r.watch_id for r in pending.read(workspace).records] == ["w3"]
         await clock.advance(3600)
         assert len(bot_api.messages) == 2  # nothing twice
     finally:
@@ -153,7 +154,7 @@ async def test_down_then_up_delivers_exactly_the_kept_results(bot_api, http, wor
 @pytest.mark.django_db(transaction=True)
 async def test_console_delivery_routes_telegram_targets(bot_api, workspace, monkeypatch) -> None:
     """The console's TargetDelivery finds the registered backend; the bot token comes from the environment."""
-    from a2aconsole.web.delivery import TargetDelivery
+    from a2aconsole.web.delivery.targets import TargetDelivery
     from a2aconsole.web.models import InboxItem
     from tests.support.runtime import fresh_runtime
 

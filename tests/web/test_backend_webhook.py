@@ -10,11 +10,12 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
+from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.core.remote.client import Remote
 from a2aconsole.core.watches.registry import WatchRegistry
-from a2aconsole.web.backends.webhook import WebhookBackend, new_secret
+from a2aconsole.web.delivery.webhook import WebhookBackend, new_secret
 from a2aconsole.web.models import ChatTarget
 from tests.support.chats import BackendDelivery, kept
 from tests.support.clock import FakeClock
@@ -106,7 +107,7 @@ async def test_signed_post_verifies_and_a_replay_is_refused(host, http) -> None:
 
 async def test_500_then_200_delivers_once_more_and_no_more(host, http, workspace) -> None:
     clock = SignalClock()
-    async with workspace.pending_tx() as tx:
+    async with pending.transaction(workspace) as tx:
         tx.add(kept("w-42", "bot", "the result"))
     host.script = [(500, {"error": "busy"})]
     delivery = BackendDelivery({"bot": (hook_target(host), WebhookBackend(http, clock))})
@@ -122,7 +123,7 @@ async def test_500_then_200_delivers_once_more_and_no_more(host, http, workspace
         await clock.advance(3600)
         assert [h.status for h in host.hits] == [500, 200]  # once more, and no more
         assert {h.headers["idempotency-key"] for h in host.hits} == {"w-42"}
-        assert workspace.read_pending().records == []
+        assert pending.read(workspace).records == []
         verifier = ReferenceVerifier(SECRET, delivered_at)
         assert verifier.accept(host.hits[1].headers, host.hits[1].body)
         assert host.hits[1].json()["text"] == "the result"

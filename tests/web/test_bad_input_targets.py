@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from a2aconsole.web.backends.telegram import LIMIT, split_text, units
+from a2aconsole.web.delivery.telegram import LIMIT, split_text, units
 from a2aconsole.web.models import ChatTarget
 
 pytestmark = pytest.mark.django_db

@@ -18,10 +18,10 @@ from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.tool.tool import A2ATool
 from a2aconsole.core.watches.delivery import ResultDelivery
+from a2aconsole.web import scope
 from a2aconsole.web.chats import aresolve, resolve
 from a2aconsole.web.models import ChatTarget
-from a2aconsole.web.runtime import Runtime
-from a2aconsole.web.views import scope
+from a2aconsole.web.process.runtime import Runtime
 from tests.support.agents import TestAgent
 from tests.support.runtime import fresh_runtime
 from tests.support.watching import WaitableSink

@@ -15,14 +15,15 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import AsyncClient, override_settings
 
+from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.core.tool.tool import CLIENT_OFF
 from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import ApiToken, ChatTarget
-from a2aconsole.web.runtime import WORKER_CHANNEL, Runtime
-from a2aconsole.web.worker import dispatch
+from a2aconsole.web.process.runtime import WORKER_CHANNEL, Runtime
+from a2aconsole.web.process.worker import handle
 from tests.support.agents import TestAgent
 from tests.support.console import add_agent, create_owner
 from tests.support.runtime import fresh_runtime
@@ -62,7 +63,7 @@ def worker_messages() -> int:
 
 
 def sent_nothing(agent: TestAgent, ws: Workspace) -> bool:
-    return agent.received == [] and "SendMessage" not in agent.methods and ws.read_pending().records == []
+    return agent.received == [] and "SendMessage" not in agent.methods and pending.read(ws).records == []
 
 
 async def test_tool_refuses_send_status_cancel_and_still_lists_agents(
@@ -121,12 +122,12 @@ def test_cli_says_off(off: Workspace, agent: TestAgent) -> None:
 
 async def test_worker_restores_and_delivers_nothing(off_runtime: Runtime, off: Workspace, agent: TestAgent) -> None:
     task = await start_task(off_runtime.remote, off, "bot", "hold off")  # started before the client was turned off
-    async with off.pending_tx() as tx:
+    async with pending.transaction(off) as tx:
         for i, kept in enumerate((None, "[A2A result] kept")):
             tx.add(WatchRecord(f"w{i}", "console", "bot", task.id, task.context_id, undelivered=kept))
-    before = [r.to_json() for r in off.read_pending().records]
+    before = [r.to_json() for r in pending.read(off).records]
     for message in ({"type": "watch.rescan"}, {"type": "target.flush", "target": "console"}):
-        await dispatch(message)
+        await handle(message)
     assert off_runtime.registry is None and worker_messages() == 0
-    assert [r.to_json() for r in off.read_pending().records] == before  # kept for when the client is on again
+    assert [r.to_json() for r in pending.read(off).records] == before  # kept for when the client is on again
     assert agent.methods == ["SendMessage"]  # only the test's own start_task: no GetTask, no subscribe

@@ -12,6 +12,7 @@ from asgiref.sync import sync_to_async
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import AsyncClient
 
+from a2aconsole.core import pending
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.tool.tool import A2ATool
 from a2aconsole.web import broadcast, sends
@@ -135,7 +136,7 @@ async def test_watch_table_search_recheck_cancel(
     tool.settings = replace(CONSOLE_SETTINGS, wait_seconds=0.2)
     r = await send(owner, {"agent": "bot", "message": "hold g1"})
     assert "working" in r.text
-    [record] = ws.read_pending().records
+    [record] = pending.read(ws).records
     page = await owner.get("/watches/")
     assert record.task_id in page.text and "Re-check" in page.text and "Send again" in page.text
     assert record.task_id not in (await owner.get("/watches/?q=agent:other")).text
@@ -147,11 +148,11 @@ async def test_watch_table_search_recheck_cancel(
     r = await owner.post("/watches/action/", {"watch": record.watch_id, "action": "again"}, headers={"HX-Request": "1"})
     assert "Send again" in r.text and "working" in r.text
     assert len(agent.received) == 2 and agent.received[-1].text == "hold g1"
-    again = [x for x in ws.read_pending().records if x.watch_id != record.watch_id]
+    again = [x for x in pending.read(ws).records if x.watch_id != record.watch_id]
     assert len(again) == 1 and again[0].task_id != record.task_id
     r = await owner.post("/watches/action/", {"watch": record.watch_id, "action": "cancel"})
     assert "canceled" in r.text
-    assert [x.watch_id for x in ws.read_pending().records] == [again[0].watch_id]
+    assert [x.watch_id for x in pending.read(ws).records] == [again[0].watch_id]
     r = await owner.get(f"/tasks/bot/{record.task_id}/?target=console")
     assert r.status_code == 200 and record.task_id in r.text
     agent.release("g1")
@@ -177,7 +178,7 @@ async def test_dashboard_and_inbox_show_what_needs_the_owner(
     await sync_to_async(InboxItem.objects.create)(
         target=console_target, agent="bot", task_id="t9", state="completed", text="done!"
     )
-    async with ws.pending_tx() as tx:
+    async with pending.transaction(ws) as tx:
         tx.add(WatchRecord("w9", "console", "bot", "t8", undelivered="kept result text"))
     ws.agents_path.parent.mkdir(parents=True, exist_ok=True)
     ws.agents_path.write_text("[oops")
@@ -229,7 +230,7 @@ async def test_task_page_raw_json_masks_the_workspace_push_tokens(
     from a2aconsole.core.pending.records import WatchRecord
 
     token = "push-token-" + "p" * 32
-    async with ws.pending_tx() as tx:
+    async with pending.transaction(ws) as tx:
         tx.add(WatchRecord("w-other", "console", "bot", "t-other", push_token=token, source="push"))
     agent = make_agent()
     add_agent(ws, agent)

@@ -11,6 +11,7 @@ from dataclasses import replace
 import pytest
 from django.test import AsyncClient
 
+from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.tool.tool import A2ATool
@@ -98,7 +99,7 @@ async def test_every_page_keyless_csrf_labelled_and_plain(
     tool.settings = replace(SETTINGS, wait_seconds=0.2)
     await post("/chat/console/send/", {"agent": "bot", "message": "hold k1"})
     await post("/chat/console/send/", {"agent": "gone", "message": "hi"})
-    [record] = ws.read_pending().records
+    [record] = pending.read(ws).records
     await post("/watches/action/", {"watch": record.watch_id, "action": "status"})
     await post(f"/tasks/bot/{record.task_id}/act/", {"action": "status", "target": "console"})
     stale = ws.read_agents().version
@@ -159,8 +160,8 @@ async def test_every_page_keyless_csrf_labelled_and_plain(
 
 def test_dashboard_names_the_file_to_fix_and_answers_inline(ws: Workspace, client) -> None:
     client.force_login(create_owner())
-    ws.pending_path.parent.mkdir(parents=True, exist_ok=True)
-    ws.pending_path.write_text("{broken")
+    pending.file_path(ws).parent.mkdir(parents=True, exist_ok=True)
+    pending.file_path(ws).write_text("{broken")
     record_event(None, "q1", "question", "input-required", "Which?")
     html = client.get("/").text
     assert "pending.json" in html and "Fix agents.json" not in html and "Fix pending.json by hand" in html

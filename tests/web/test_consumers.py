@@ -9,6 +9,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 
+from a2aconsole.core import pending
 from a2aconsole.core.events import ALL_GROUP, target_group, task_group
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord
@@ -36,7 +37,7 @@ async def test_watch_table_sent_at_connect_and_after_event(ws: Workspace, owner_
     assert connected
     first = await comm.receive_from(timeout=5)
     assert 'id="watch-table"' in first and "No watches" in first
-    async with ws.pending_tx() as tx:
+    async with pending.transaction(ws) as tx:
         tx.add(WatchRecord("w1", "console", "bot", "task-123", "ctx-9", started_at="2026-01-01T00:00:00Z"))
     await get_channel_layer().group_send(ALL_GROUP, {"type": "a2a.event", "event": {"kind": "watch.armed"}})
     html = await comm.receive_from(timeout=5)

@@ -17,11 +17,12 @@ import pytest
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 
+from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import WATCH_ARMED, Event
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord, dump_pending
-from a2aconsole.web.runtime import RESCAN_SECONDS, Runtime
+from a2aconsole.web.process.runtime import RESCAN_SECONDS, Runtime
 from tests.support.agents import TestAgent
 from tests.support.console import add_agent, connect_socket
 from tests.support.runtime import fresh_runtime
@@ -93,10 +94,10 @@ async def test_a_hand_edit_of_pending_json_is_followed_at_once(
     add_agent(ws, agent)
     task = await start_task(worker.remote, ws, "bot", "hold by-hand")
     rec = WatchRecord("w-hand", "console", "bot", task.id, task.context_id, started_at="2026-01-01T00:00:00Z")
-    ws.pending_path.write_bytes(dump_pending([rec]))  # by hand: not through this process's writer
+    pending.file_path(ws).write_bytes(dump_pending([rec]))  # by hand: not through this process's writer
     await armed(worker, "w-hand")
     # and a record removed by hand leaves the registry just as fast
-    ws.pending_path.write_bytes(dump_pending([]))
+    pending.file_path(ws).write_bytes(dump_pending([]))
     registry = worker.registry
     assert registry is not None
     await eventually(lambda: "w-hand" not in registry, what="the watch to be dropped", timeout=NOTICED)
@@ -123,8 +124,8 @@ async def test_a_watch_written_by_the_cli_is_followed_within_a_second(
     add_agent(ws, agent)
     result = await asyncio.to_thread(run_cli, ws, "send", "--agent", "bot", "-m", "hold cli")
     assert result["state"] == "working" and "note" in result, result
-    written = ws.pending_path.stat().st_mtime  # when the CLI wrote the watch (it arms nothing itself)
-    [rec] = ws.read_pending().records
+    written = pending.file_path(ws).stat().st_mtime  # when the CLI wrote the watch (it arms nothing itself)
+    [rec] = pending.read(ws).records
     assert rec.task_id == result["taskId"]
     await armed(worker, rec.watch_id)
     sink = worker.events

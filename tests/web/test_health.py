@@ -15,7 +15,7 @@ from django.test import AsyncClient, Client, override_settings
 
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.watches.lease import lease_holder, lease_path
-from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
+from a2aconsole.web.process.runtime import build_runtime, close_runtime, install_runtime
 from tests.support.console import CONSOLE_SETTINGS
 from tests.support.console_server import ConsoleServer
 from tests.support.daphne_process import DaphneProcess, closed_port

@@ -20,8 +20,8 @@ from django.test import Client, override_settings
 from a2aconsole.asgi import application
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.web.body_limit import MARGIN_BYTES, body_cap
 from a2aconsole.web.models import ChatTarget
+from a2aconsole.web.process.body_limit import MARGIN_BYTES, body_cap
 from a2aconsole.web.request_log import ClientErrorLine
 from tests.support.console_server import ConsoleServer
 from tests.support.csp import assert_strict_csp

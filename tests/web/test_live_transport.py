@@ -16,6 +16,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from a2aconsole.core import pending
 from a2aconsole.core.events import ALL_GROUP, Event, target_group, task_group
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord
@@ -31,7 +32,7 @@ MIB = 1024 * 1024
 
 
 async def add_watches(ws: Workspace, count: int, start: int = 0) -> None:
-    async with ws.pending_tx() as tx:
+    async with pending.transaction(ws) as tx:
         for i in range(start, start + count):
             tx.add(
                 WatchRecord(f"w{i}", "console", "bot", f"task-{i:05d}", f"ctx-{i}", started_at="2026-01-01T00:00:00Z")
@@ -83,7 +84,7 @@ async def test_a_change_sends_the_one_affected_row(ws: Workspace, owner_cookie: 
     assert len(frame) < 8_000
     # a watch armed is inserted at the top, one that ended is deleted: the table is never sent again
     await add_watches(ws, 1, start=50)
-    async with ws.pending_tx() as tx:
+    async with pending.transaction(ws) as tx:
         tx.remove("w3")
     await get_channel_layer().group_send(ALL_GROUP, event("task-00050", "watch.armed"))
     frame = "".join(await frames_until(comm, lambda t: 'id="watch-w50"' in t))

@@ -16,14 +16,15 @@ from django.test import Client, override_settings
 from prometheus_client.parser import text_string_to_metric_families
 
 from a2aconsole.asgi import application
+from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.metrics import REGISTRY
 from a2aconsole.core.metrics_access import MetricsAccess
 from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.web.broadcast import ChannelsBroadcast
-from a2aconsole.web.delivery import TargetDelivery
+from a2aconsole.web.delivery.targets import TargetDelivery
 from a2aconsole.web.models import ChatTarget
-from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
+from a2aconsole.web.process.runtime import build_runtime, close_runtime, install_runtime
 from tests.support.console import connect_socket
 from tests.support.watching import LoopbackServer, SignalClock, WaitableSink, add_record, eventually, start_task
 
@@ -141,7 +142,7 @@ async def test_families_follow_a_push_watch_and_never_show_a_key(
         rec = await add_record(workspace, task, "bot", clock)
         await rt.registry.arm(workspace, rec)
         await eventually(lambda: "GetTask" in agent.methods, what="the first check")
-        (armed_record,) = workspace.read_pending().records
+        (armed_record,) = pending.read(workspace).records
         push_token = armed_record.push_token
         assert push_token
         async with httpx.AsyncClient(timeout=30) as http:

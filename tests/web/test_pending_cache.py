@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from a2aconsole.core import pending
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.web import pending_cache
@@ -26,7 +27,7 @@ def watches_line(html: str) -> str:
 
 def test_dashboard_shows_another_process_write_and_an_edit_in_place(ws: Workspace, client) -> None:
     client.force_login(create_owner())
-    with ws.pending_tx_sync() as tx:
+    with pending.transaction_sync(ws) as tx:
         tx.add(WatchRecord("w1", "console", "bot", "t1", source="poll"))
     assert watches_line(client.get("/").text) == "1: ['1', 'by', 'poll']"
     assert pending_cache.read_pending(ws) is pending_cache.read_pending(ws)  # parsed once while unchanged
@@ -44,9 +45,9 @@ def test_dashboard_shows_another_process_write_and_an_edit_in_place(ws: Workspac
     assert watches_line(client.get("/").text) == "3: ['3', 'by', 'poll']"
 
     # an editor changes a value in place: same inode, same size, only the mtime moves
-    text = ws.pending_path.read_text()
+    text = pending.file_path(ws).read_text()
     assert text.count('"poll"') == 3
-    with open(ws.pending_path, "r+") as f:
+    with open(pending.file_path(ws), "r+") as f:
         f.write(text.replace('"poll"', '"push"', 1))
     assert watches_line(client.get("/").text) == "3: ['2', 'by', 'poll', '1', 'by', 'push']"
 
@@ -54,10 +55,10 @@ def test_dashboard_shows_another_process_write_and_an_edit_in_place(ws: Workspac
 def test_watch_table_shows_a_watch_written_since_the_last_view(ws: Workspace, client) -> None:
     client.force_login(create_owner())
     assert "No watches" in client.get("/watches/").text
-    with ws.pending_tx_sync() as tx:
+    with pending.transaction_sync(ws) as tx:
         tx.add(WatchRecord("w1", "console", "bot", "task-new-1"))
     assert "task-new-1" in client.get("/watches/").text
     # a send's record is a line of the journal beside pending.json: the file itself is not rewritten
-    with ws.pending_tx_sync(durable=False) as tx:
+    with pending.transaction_sync(ws, durable=False) as tx:
         tx.add(WatchRecord("w2", "console", "bot", "task-sending-2", state="sending"))
     assert "task-sending-2" in client.get("/watches/").text

@@ -10,12 +10,13 @@ import httpx
 import pytest
 
 from a2aconsole.asgi import application
+from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.web.body_limit import body_cap
 from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
-from a2aconsole.web.runtime import Runtime, build_runtime, close_runtime, install_runtime
+from a2aconsole.web.process.body_limit import body_cap
+from a2aconsole.web.process.runtime import Runtime, build_runtime, close_runtime, install_runtime
 from a2aconsole.web.views.push import refused_before_body
 from tests.support.asgi import asgi_client, count_thread_hops
 from tests.support.watching import LoopbackServer, SignalClock, WaitableSink, add_record, eventually, start_task
@@ -66,7 +67,7 @@ async def test_watch_push_delivers_to_web_inbox(make_sdk_agent, workspace, serve
     sink = rt.events
     assert isinstance(sink, WaitableSink)
     await sink.until(lambda: "delivered" in sink.kinds(), what="the result to be delivered")
-    assert workspace.read_pending().records == []
+    assert pending.read(workspace).records == []
     item = await InboxItem.objects.aget(target_id="chat1", watch_id=rec.watch_id)
     assert "released w" in item.text and item.state == "completed" and item.task_id == task.id
     kinds = [k async for k in TaskEvent.objects.filter(task_id=task.id).values_list("kind", flat=True)]
@@ -85,7 +86,7 @@ async def test_watch_push_bad_token_rejected_over_http(make_agent, workspace, se
     rec = await add_record(workspace, task, "bot", clock)
     await rt.registry.arm(workspace, rec)
     await eventually(lambda: "GetTask" in agent.methods, what="the first check")
-    token = workspace.read_pending().records[0].push_token
+    token = pending.read(workspace).records[0].push_token
     checks = agent.methods.count("GetTask")
     body = {"statusUpdate": {"taskId": task.id, "status": {"state": "TASK_STATE_COMPLETED"}}}
     url = f"{server.url}/a2a/push/{rec.watch_id}"
@@ -140,7 +141,7 @@ async def test_push_endpoint_random_bodies_and_headers(make_agent, workspace, se
     rec = await add_record(workspace, task, "bot", clock)
     await rt.registry.arm(workspace, rec)
     await eventually(lambda: "GetTask" in agent.methods, what="the first check")
-    token = workspace.read_pending().records[0].push_token or ""
+    token = pending.read(workspace).records[0].push_token or ""
 
     rng = random.Random(20261202)
     junk_json = [
@@ -210,7 +211,7 @@ async def test_push_without_its_token_is_refused_before_the_body(make_agent, wor
     rec = await add_record(workspace, task, "bot", clock)
     await rt.registry.arm(workspace, rec)
     await eventually(lambda: "GetTask" in agent.methods, what="the first check")
-    token = workspace.read_pending().records[0].push_token or ""
+    token = pending.read(workspace).records[0].push_token or ""
     assert token
     url = f"/a2a/push/{rec.watch_id}"
     assert not refused_before_body("POST", url, {"x-a2a-notification-token": token})

@@ -18,12 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from a2aconsole.asgi import application
+from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import MemorySink
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.remote.values import StatusValue, TaskSnapshot
 from a2aconsole.web.models import ChatTarget
-from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
+from a2aconsole.web.process.runtime import build_runtime, close_runtime, install_runtime
 from tests.support.watching import LoopbackServer, SignalClock, add_record, eventually, start_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -146,7 +147,7 @@ async def test_armed_watch_takes_nothing_without_its_token(make_agent, workspace
         await rt.registry.arm(workspace, rec)
         await eventually(lambda: "GetTask" in agent.methods, what="the first check")
         await clock.until(lambda sleeps: len(sleeps) >= 1)  # the watch checked and now sleeps: it writes nothing
-        token = workspace.read_pending().records[0].push_token or ""
+        token = pending.read(workspace).records[0].push_token or ""
         assert len(token) > 20
         before = files_of(workspace)
         checks = agent.methods.count("GetTask")

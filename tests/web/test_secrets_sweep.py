@@ -28,17 +28,18 @@ from django.db import connection
 from django.test import AsyncClient
 
 from a2aconsole.asgi import application
+from a2aconsole.core import pending
 from a2aconsole.core.clock import SystemClock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import Event
 from a2aconsole.core.files.agents import AgentEntry
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.remote.log_masking import MaskUrls
-from a2aconsole.web.backends.telegram import TelegramBackend
-from a2aconsole.web.backends.webhook import WebhookBackend
 from a2aconsole.web.broadcast import ChannelsBroadcast
+from a2aconsole.web.delivery.telegram import TelegramBackend
+from a2aconsole.web.delivery.webhook import WebhookBackend
 from a2aconsole.web.models import ApiToken, ChatTarget, TaskEvent
-from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
+from a2aconsole.web.process.runtime import build_runtime, close_runtime, install_runtime
 from tests.support.hosts import BotApi, LoopbackHost
 from tests.support.watching import LoopbackServer, WaitableSink
 
@@ -133,7 +134,7 @@ async def test_no_secret_reaches_any_sink(
     push_tokens: set[str] = set()
 
     def collect_push_tokens() -> None:
-        push_tokens.update(r.push_token for r in workspace.read_pending().records if r.push_token)
+        push_tokens.update(r.push_token for r in pending.read(workspace).records if r.push_token)
 
     try:
         await rt.start_registry([workspace])
@@ -225,7 +226,7 @@ async def test_no_secret_reaches_any_sink(
 
             # a running task: forged pushes for its watch, then a cancel
             running = await held("tg", tg_token, {"action": "send", "agent": "keyed", "message": "hold sweep"})
-            [watch] = [r for r in workspace.read_pending().records if r.task_id == running["taskId"]]
+            [watch] = [r for r in pending.read(workspace).records if r.task_id == running["taskId"]]
             assert watch.push_token
             push_url = f"/a2a/push/{watch.watch_id}"
             good = {"statusUpdate": {"taskId": watch.task_id, "status": {"state": "TASK_STATE_WORKING"}}}
@@ -340,7 +341,7 @@ async def test_no_secret_reaches_any_sink(
         scan(f"table {table}", rows)
 
     # pending.json: push tokens in `pushToken` and nowhere else
-    raw = json.loads(workspace.pending_path.read_text()) if workspace.pending_path.exists() else []
+    raw = json.loads(pending.file_path(workspace).read_text()) if pending.file_path(workspace).exists() else []
     for r in raw:
         r.pop("pushToken", None)
     scan("pending.json", json.dumps(raw))
@@ -348,7 +349,7 @@ async def test_no_secret_reaches_any_sink(
     # reprs
     for e in workspace.read_agents().entries:
         scan("repr(AgentEntry)", repr(e) + str(e))
-    for r in workspace.read_pending().records:
+    for r in pending.read(workspace).records:
         scan("repr(WatchRecord)", repr(r))
     scan("repr(ChatTarget)", repr(hook_target) + str(hook_target))
     scan("repr(AgentEntry)", repr(AgentEntry("x", down_url, key=AGENT_KEY)))

@@ -174,7 +174,7 @@ import django
 
 django.setup()  # configures logging from settings.LOGGING
 import a2aconsole.core.remote.client  # the modules that talk HTTP: importing them installs nothing
-import a2aconsole.web.backends.telegram
+import a2aconsole.web.delivery.telegram
 
 print(sorted(n for n, lg in logging.Logger.manager.loggerDict.items() if getattr(lg, "filters", None)
              and any(type(f).__name__ == "MaskUrls" for f in lg.filters)))

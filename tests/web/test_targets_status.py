@@ -10,6 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from a2aconsole.core import pending
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.core.tool.status import status_report
@@ -26,7 +27,7 @@ def fill(ws: Workspace, started: datetime) -> None:
         ],
         None,
     )
-    with ws.pending_tx_sync() as tx:
+    with pending.transaction_sync(ws) as tx:
         tx.add(
             *[
                 _record("w1", "travel-bot", "task-1", "push", started),
@@ -74,7 +75,7 @@ def test_a2a_command_lists_agents_and_watches(workspace: Workspace) -> None:
     assert "travel-bot  https://travel.example:8443/a2a  key: set (hidden)" in text
     assert "travel-bot  task task-1  source push  age 2m  target console" in text
     assert KEY not in text and "token=abc" not in text and "push-secret" not in text
-    assert json.loads(workspace.pending_path.read_text())[0]["pushToken"] == "push-secret"  # nothing rewritten
+    assert json.loads(pending.file_path(workspace).read_text())[0]["pushToken"] == "push-secret"  # nothing rewritten
 
 
 @pytest.mark.django_db

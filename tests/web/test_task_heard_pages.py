@@ -11,6 +11,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.utils import timezone
 
+from a2aconsole.core import pending
 from a2aconsole.core.events import Event
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord
@@ -38,7 +39,7 @@ def started(task_id: str, at: datetime) -> None:
 
 async def watch(ws: Workspace, task_id: str, heard: datetime, error: str) -> None:
     extra = {HEARD_AT: heard.isoformat(), **({LAST_ERROR: error} if error else {})}
-    async with ws.pending_tx() as tx:  # as the worker last wrote it
+    async with pending.transaction(ws) as tx:  # as the worker last wrote it
         tx.add(WatchRecord(f"w-{task_id}", "console", "bot", task_id, started_at=heard.isoformat(), extra=extra))
 
 
@@ -87,7 +88,7 @@ async def test_the_task_page_live_update_tells_the_silence(ws: Workspace) -> Non
     assert "last heard" in first and "no news" not in first and "Stop watching…" in first
 
     long_ago = now - timedelta(minutes=20)
-    async with ws.pending_tx() as tx:
+    async with pending.transaction(ws) as tx:
         rec = tx.edit("w-t-live")
         assert rec is not None
         rec.extra = {HEARD_AT: long_ago.isoformat(), LAST_ERROR: "connection refused"}

@@ -11,6 +11,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
+from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import Event
 from a2aconsole.core.files.workspace import Workspace
@@ -67,6 +68,6 @@ async def test_a_lost_task_shows_lost_with_resend_and_no_cancel(
 
     assert "does not know that task" in rechecked  # the Re-check says so, and changes nothing
     assert state.search(rechecked) and "Cancel the task" not in rechecked
-    assert ws.read_pending().records == []
+    assert pending.read(ws).records == []
     assert re.search(r'badge state-lost">lost', tasks)
     agent.release("lost")

@@ -18,6 +18,7 @@ from channels.layers import get_channel_layer
 from django.apps import apps
 from django.test import Client, override_settings
 
+from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import ALL_GROUP, Event
 from a2aconsole.core.files.workspace import Workspace
@@ -210,7 +211,7 @@ async def test_finished_watch_stays_findable_after_restart(console: Any, space: 
         assert out.get("state") == "working", out
         agent.release("late")
         await events.until_kind("delivered")
-    assert space.read_pending().records == []  # the watch is gone from pending.json
+    assert pending.read(space).records == []  # the watch is gone from pending.json
     async with fresh_runtime(client_settings=SETTINGS):  # the console started again
         owner = Client()
         await sync_to_async(owner.force_login)(await sync_to_async(create_owner)())

@@ -11,6 +11,7 @@ import pytest
 from django.test import AsyncClient
 from django.utils import timezone
 
+from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.models import ChatTarget, InboxItem
@@ -54,7 +55,7 @@ async def test_the_owner_stops_watching_and_nothing_more_is_delivered(
             answer = await owner.post(f"/tasks/bot/{task.id}/act/", {"action": "unwatch", "target": "console"})
         said = answer.content.decode()
         assert "Stopped watching: bot goes on with the task" in said and "It did not work" not in said
-        assert ws.read_pending().records == [] and rec.watch_id not in registry
+        assert pending.read(ws).records == [] and rec.watch_id not in registry
         await events.until_kind("watch.ended")
         stopped_at = f"{timezone.localtime(clock.now()):%H:%M}"
         html = (await owner.get(page_url)).content.decode()

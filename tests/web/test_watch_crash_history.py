@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from a2aconsole.core import pending
 from a2aconsole.core.clock import SystemClock
 from tests.support.console_server import ConsoleServer
 from tests.support.crashing_console import CRASH_ENV, PHASES
@@ -61,7 +62,7 @@ async def test_a_console_killed_while_finishing_a_watch_agrees_after_restart(
         assert crashing.proc.wait(timeout=RESTART_SECONDS) == -signal.SIGKILL
     finally:
         crashing.stop()
-    [kept] = ws.read_pending().records  # claimed: the text and its events are kept
+    [kept] = pending.read(ws).records  # claimed: the text and its events are kept
     assert kept.undelivered and "echo: hello crash" in kept.undelivered
     seen = history.kinds(task.id)
     assert seen.count("result") == (0 if phase == "before-result" else 1)
@@ -72,7 +73,7 @@ async def test_a_console_killed_while_finishing_a_watch_agrees_after_restart(
     console = ConsoleServer(tmp_path).start()
     try:
         await eventually(
-            lambda: ws.read_pending().records == [] and "delivered" in history.kinds(task.id),
+            lambda: pending.read(ws).records == [] and "delivered" in history.kinds(task.id),
             timeout=RESTART_SECONDS,
             what="the kept result to be delivered after the restart",
         )

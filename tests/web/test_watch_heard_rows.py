@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.utils import timezone
 
+from a2aconsole.core import pending
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.core.watches.heard import HEARD_AT, LAST_ERROR
@@ -24,7 +25,7 @@ def hhmm(at: datetime) -> str:
 async def test_rows_say_last_heard_and_no_news_past_the_threshold(ws: Workspace, owner) -> None:
     now = datetime.now(UTC)
     long_ago, just_now = now - timedelta(minutes=20), now - timedelta(seconds=30)
-    async with ws.pending_tx() as tx:  # as a worker elsewhere last wrote them
+    async with pending.transaction(ws) as tx:  # as a worker elsewhere last wrote them
         tx.add(
             WatchRecord("wq", "console", "bot", "t-quiet", started_at=long_ago.isoformat(),
                         extra={HEARD_AT: long_ago.isoformat(), LAST_ERROR: REFUSED + " <b>x</b>"}),

@@ -11,6 +11,7 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.test import Client
 
+from a2aconsole.core import pending
 from a2aconsole.core.events import ALL_GROUP
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 async def add_dated_watches(ws: Workspace, count: int) -> None:
     """Watch i started i minutes after midnight: the newest is the last one."""
-    async with ws.pending_tx() as tx:
+    async with pending.transaction(ws) as tx:
         tx.add(
             *(
                 WatchRecord(

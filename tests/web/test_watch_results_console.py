@@ -18,7 +18,7 @@ from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
-from a2aconsole.web.runtime import Runtime
+from a2aconsole.web.process.runtime import Runtime
 from tests.support.agents import TestAgent
 from tests.support.runtime import fresh_runtime
 from tests.support.sends import send

@@ -9,14 +9,22 @@ import pytest
 from channels.testing import ApplicationCommunicator
 from django.test import override_settings
 
+from a2aconsole.core import pending
 from a2aconsole.core.chat import ChatTarget as Chat
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.watches.control import PendingFileWatches
-from a2aconsole.web import background
 from a2aconsole.web.models import ChatTarget, InboxItem
+from a2aconsole.web.process import background
+from a2aconsole.web.process.runtime import (
+    LeasedWatches,
+    Runtime,
+    build_runtime,
+    close_runtime,
+    get_runtime,
+    install_runtime,
+)
 from a2aconsole.web.routing import channel_routes
-from a2aconsole.web.runtime import LeasedWatches, Runtime, build_runtime, close_runtime, get_runtime, install_runtime
 from tests.support.watching import SignalClock, WaitableSink, add_record, start_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -82,7 +90,7 @@ async def test_worker_flush_delivers_kept_results_to_web_inbox(
     await ChatTarget.objects.filter(id="chat1").aupdate(enabled=False)  # unreachable now: stays kept
     await runtime.start_registry([workspace])
     await clock.until(lambda s: 30.0 in s)  # the failed delivery's retry is scheduled
-    assert [r.undelivered for r in workspace.read_pending().records] == ["[A2A result] kept for later"]
+    assert [r.undelivered for r in pending.read(workspace).records] == ["[A2A result] kept for later"]
     await ChatTarget.objects.filter(id="chat1").aupdate(enabled=True)
 
     await channel.send_input({"type": "target.flush", "target": "chat1", "workspace": str(workspace.root)})
@@ -91,7 +99,7 @@ async def test_worker_flush_delivers_kept_results_to_web_inbox(
     sink = runtime.events
     assert isinstance(sink, WaitableSink)
     await sink.until(lambda: "delivered" in sink.kinds(), what="the kept result to go out")
-    assert workspace.read_pending().records == []
+    assert pending.read(workspace).records == []
     item = await InboxItem.objects.aget(target_id="chat1", watch_id=kept.watch_id)
     assert item.text == "[A2A result] kept for later"
     channel.stop()
@@ -126,7 +134,7 @@ async def test_background_start_restores_enabled_targets(make_agent, workspace, 
     await background.start()  # idempotent
     await background.stop()
     await background.stop()
-    assert [r.watch_id for r in workspace.read_pending().records] == [rec.watch_id]  # records stay
+    assert [r.watch_id for r in pending.read(workspace).records] == [rec.watch_id]  # records stay
 
 
 async def test_web_delivery_stores_once_per_watch_and_tells_open_tabs(workspace) -> None:
@@ -135,7 +143,7 @@ async def test_web_delivery_stores_once_per_watch_and_tells_open_tabs(workspace)
     from a2aconsole.core.events import target_group
     from a2aconsole.core.pending.records import WatchRecord
     from a2aconsole.web.chats import aresolve
-    from a2aconsole.web.delivery import TargetDelivery
+    from a2aconsole.web.delivery.targets import TargetDelivery
 
     await _target(workspace)
     layer = get_channel_layer()
@@ -164,7 +172,7 @@ async def test_web_process_without_registry_writes_files_and_wakes_worker(worksp
     await layer.flush()  # wake-ups other tests sent to the worker channel (nobody read them)
     watches = runtime.tool.watches  # no registry in this runtime: files first, then a wake-up
     rec = WatchRecord("w9", "chat1", "bot", "t9", started_at=clock.now().isoformat())
-    async with workspace.pending_tx() as tx:
+    async with pending.transaction(workspace) as tx:
         tx.add(rec)
     await watches.arm(workspace, rec)
     assert await layer.receive("a2a-watches") == {
@@ -173,10 +181,10 @@ async def test_web_process_without_registry_writes_files_and_wakes_worker(worksp
         "watch_id": "w9",
     }
     assert await watches.stop_watching(workspace, "chat1", "bot", "t9") == rec
-    assert workspace.read_pending().records == []
+    assert pending.read(workspace).records == []
     assert (await layer.receive("a2a-watches"))["type"] == "watch.stop"
     await watches.rearm(workspace, rec)
-    assert [r.watch_id for r in workspace.read_pending().records] == ["w9"]
+    assert [r.watch_id for r in pending.read(workspace).records] == ["w9"]
     assert (await layer.receive("a2a-watches"))["type"] == "watch.arm"
     runtime.request_flush(Chat("chat1", workspace))  # the flush names the target's workspace: no lookup
     assert await layer.receive("a2a-watches") == {

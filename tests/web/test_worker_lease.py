@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from a2aconsole.core import pending
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.watches.lease import WorkerLeases, lease_path
 from tests.support.watching import add_record, eventually, start_task
@@ -88,7 +89,7 @@ async def test_two_worker_processes_follow_a_watch_once(make_agent, workspace, r
         assert started == ["runs 0 of 1 workspace(s)", "runs 1 of 1 workspace(s)"]
         await eventually(lambda: "SubscribeToTask" in agent.methods, timeout=30, what="a worker to subscribe")
         agent.release("two")
-        await eventually(lambda: workspace.read_pending().records == [], timeout=30, what="delivery")
+        await eventually(lambda: pending.read(workspace).records == [], timeout=30, what="delivery")
         assert agent.methods.count("SubscribeToTask") == 1
         texts = inbox_texts(data / "db.sqlite3")
         assert len(texts) == 1 and "released two" in texts[0]
@@ -108,7 +109,7 @@ async def test_a_worker_skips_a_leased_workspace_until_it_gets_the_lease(make_ag
     from channels.layers import get_channel_layer
 
     from a2aconsole.core.config import ClientSettings
-    from a2aconsole.web.runtime import build_runtime, close_runtime, install_runtime
+    from a2aconsole.web.process.runtime import build_runtime, close_runtime, install_runtime
     from tests.support.watching import SignalClock
 
     clock = SignalClock()
@@ -177,7 +178,7 @@ async def test_a_stopping_worker_ends_its_own_tasks_before_it_closes_the_lease_s
     closed: CI saw it as an unclosed socket to Redis in a later test."""
     from a2aconsole.core.config import ClientSettings
     from a2aconsole.core.watches.lease import HEARTBEAT
-    from a2aconsole.web.runtime import RESCAN_SECONDS, build_runtime
+    from a2aconsole.web.process.runtime import RESCAN_SECONDS, build_runtime
     from tests.support.watching import SignalClock
 
     clock = SignalClock()

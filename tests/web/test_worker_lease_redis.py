@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 import redis.asyncio as aioredis
 
+from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.watches.lease import RedisLeaseStore, WorkerLeases
-from a2aconsole.web.runtime import Runtime, build_runtime
-from a2aconsole.web.worker import dispatch
+from a2aconsole.web.process.runtime import Runtime, build_runtime
+from a2aconsole.web.process.wakeups import dispatch
 from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink, add_record, eventually, start_task
 from tests.support.worker_env import console_watch, inbox_texts, migrate, start_worker, worker_env
 
@@ -103,7 +104,7 @@ async def test_wakeup_at_a_standby_reaches_the_holder_and_a_taken_lease_moves_th
         await dispatch({"type": "watch.push", "workspace": str(ws.root), "watch_id": second.watch_id}, a)
         [(_, text)] = await delivered_b.wait_for(1)
         assert "released w2" in text and len(delivered_a.delivered) == 1
-        assert ws.read_pending().records == []
+        assert pending.read(ws).records == []
     finally:
         await a.aclose()
         await b.aclose()
@@ -162,7 +163,7 @@ async def test_a_frozen_worker_is_replaced_and_delivers_nothing_twice(make_agent
         await eventually(lambda: "another worker took the lease" in logs[0].read_text(), timeout=15, what="let go")
 
         agent.release("frozen")
-        await eventually(lambda: workspace.read_pending().records == [], timeout=30, what="delivery")
+        await eventually(lambda: pending.read(workspace).records == [], timeout=30, what="delivery")
         texts = inbox_texts(data / "db.sqlite3")
         assert len(texts) == 1 and "released frozen" in texts[0]
     finally:

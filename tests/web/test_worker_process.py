@@ -6,6 +6,7 @@ import os
 
 from channels_redis.core import RedisChannelLayer
 
+from a2aconsole.core import pending
 from tests.support.watching import eventually
 from tests.support.worker_env import REDIS_URL, console_watch, inbox_texts, migrate, start_worker, worker_env
 
@@ -24,7 +25,7 @@ async def test_runworker_follows_a_watch_it_was_woken_for(make_agent, workspace,
         await layer.send("a2a-watches", {"type": "watch.arm", "workspace": str(workspace.root)})
         await eventually(lambda: "SubscribeToTask" in agent.methods, timeout=30, what="the worker to subscribe")
         agent.release("rw")
-        await eventually(lambda: workspace.read_pending().records == [], timeout=30, what="delivery")
+        await eventually(lambda: pending.read(workspace).records == [], timeout=30, what="delivery")
         texts = inbox_texts(data / "db.sqlite3")
         assert len(texts) == 1 and "released rw" in texts[0] and task.id in texts[0]
         assert rec.watch_id
@@ -75,7 +76,7 @@ async def test_runworker_on_postgres_restores_watches_at_start_without_a_message
         worker = start_worker(env)
         await eventually(lambda: "SubscribeToTask" in agent.methods, timeout=30, what="the worker to restore")
         agent.release("pg")
-        await eventually(lambda: workspace.read_pending().records == [], timeout=30, what="delivery")
+        await eventually(lambda: pending.read(workspace).records == [], timeout=30, what="delivery")
         texts = _postgres_inbox(db_url)
         assert len(texts) == 1 and "released pg" in texts[0] and task.id in texts[0]
     finally:

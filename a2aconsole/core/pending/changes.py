@@ -1,7 +1,7 @@
 """One transaction type over `pending.json`: `PendingTx`, what every writer changes the file through.
 
 Every writer of `pending.json` (the tool's send record, the watches' batches, the CLI, the web pages) changes
-it through a `PendingTx` under the workspace lock (`Workspace.pending_tx`, or a batch of `PendingBatcher`):
+it through a `PendingTx` under the workspace lock (`pending.transaction`, or a batch of `PendingBatcher`):
 read the records, change them through its methods, commit (`pending_store.py`). `records` and `find` only
 read; what changes the file is said by a method: `add`, `replace`, `edit` (a record changed in place),
 `remove`, `take`. The transaction knows which records changed and how, so a commit re-encodes only those,
@@ -10,14 +10,13 @@ and a commit that only adds or removes records may be a journal line (`pending_j
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from a2aconsole.core.pending.cache import Cache, Overlay
 from a2aconsole.core.pending.keys import WatchKeys, watch_key
 from a2aconsole.core.pending.records import WatchRecord
-
-if TYPE_CHECKING:
-    from a2aconsole.core.pending.store import Cache
 
 Op = tuple[str, Any]  # ("add", WatchRecord) or ("remove", watch id): what a journal line says
 
@@ -31,12 +30,12 @@ class PendingTx:
     def __init__(self, base: list[WatchRecord], index: dict[str, WatchRecord]) -> None:
         self._base = base  # the file's records, as the store holds them: never reordered here
         self._index = index  # their index by id, likewise
-        self._removed: set[str] = set()  # ids of base records gone
-        self._replaced: dict[str, WatchRecord] = {}  # another record in a base record's place
-        self._added: dict[str, WatchRecord] = {}  # after the base records, in order
-        self._touched: set[str] = set()  # changed in place or put in place: re-encoded
-        self._ops: list[Op] = []  # this transaction's adds and removes, as journal lines say them
-        self._edits = False  # a change no journal line says (an edit, a replacement): the commit folds
+        self.removed: set[str] = set()  # ids of base records gone
+        self.replaced: dict[str, WatchRecord] = {}  # another record in a base record's place
+        self.added: dict[str, WatchRecord] = {}  # after the base records, in order
+        self.touched: set[str] = set()  # changed in place or put in place: re-encoded
+        self.ops: list[Op] = []  # this transaction's adds and removes, as journal lines say them
+        self.edits = False  # a change no journal line says (an edit, a replacement): the commit folds
         self.journal = b""  # the journal when loaded
         self.journal_sig: tuple[int, int, int, int] | None = None  # its signature then (`pending_store.file_sig`)
         self.journal_dirty = False  # a fold line or a cut line in it: the commit folds it
@@ -48,29 +47,29 @@ class PendingTx:
     @property
     def records(self) -> tuple[WatchRecord, ...]:
         """Every record, in file order (read only: change them through the methods)."""
-        if not self._removed and not self._replaced:
-            return (*self._base, *self._added.values())
-        kept = [self._replaced.get(r.watch_id, r) for r in self._base if r.watch_id not in self._removed]
-        return (*kept, *self._added.values())
+        if not self.removed and not self.replaced:
+            return (*self._base, *self.added.values())
+        kept = [self.replaced.get(r.watch_id, r) for r in self._base if r.watch_id not in self.removed]
+        return (*kept, *self.added.values())
 
     def find(self, watch_id: str) -> WatchRecord | None:
         """The record with this id, to read."""
-        rec = self._added.get(watch_id)
-        if rec is not None or watch_id in self._removed:
+        rec = self.added.get(watch_id)
+        if rec is not None or watch_id in self.removed:
             return rec
-        return self._replaced.get(watch_id) or self._index.get(watch_id)
+        return self.replaced.get(watch_id) or self._index.get(watch_id)
 
     def watching(self, target: str, agent: str, task_id: str) -> bool:
         """Whether a record of chat `target` watches `agent`'s task `task_id`. The file's records are looked up
         in the store's index of them (`pending_keys.py`), the transaction's changes as they are now."""
         key = (target, agent, task_id)
-        changed = (self.find(rid) for rid in (*self._added, *self._replaced, *self._touched))
+        changed = (self.find(rid) for rid in (*self.added, *self.replaced, *self.touched))
         if any(r is not None and watch_key(r) == key for r in changed):
             return True
         keys = self._base_keys()
         if keys is None:
             return any(watch_key(r) == key for r in self.records)
-        skip = (self._removed, self._replaced, self._touched)
+        skip = (self.removed, self.replaced, self.touched)
         return any(all(rid not in ids for ids in skip) for rid in keys.ids(key))
 
     def _base_keys(self) -> WatchKeys | None:
@@ -79,7 +78,7 @@ class PendingTx:
 
     @property
     def changed(self) -> bool:
-        return bool(self._ops or self._touched)
+        return bool(self.ops or self.touched)
 
     # changing
 
@@ -87,8 +86,8 @@ class PendingTx:
         """The record with this id, to change in place."""
         rec = self.find(watch_id)
         if rec is not None:
-            self._touched.add(watch_id)
-            self._edits = True
+            self.touched.add(watch_id)
+            self.edits = True
         return rec
 
     def add(self, *records: WatchRecord) -> None:
@@ -96,7 +95,7 @@ class PendingTx:
         for record in records:
             own = own_copy(record)
             self._add(own)
-            self._ops.append(("add", own))
+            self.ops.append(("add", own))
 
     def replace(self, record: WatchRecord) -> None:
         """`record` in the place of the record with its id; added after the others when there is none (a copy:
@@ -105,19 +104,19 @@ class PendingTx:
         if self.find(rid) is None:
             return self.add(record)
         record = own_copy(record)
-        if rid in self._added:
-            self._added[rid] = record
+        if rid in self.added:
+            self.added[rid] = record
         else:
-            self._replaced[rid] = record
-        self._touched.add(rid)
-        self._edits = True
+            self.replaced[rid] = record
+        self.touched.add(rid)
+        self.edits = True
         return None
 
     def remove(self, watch_id: str) -> WatchRecord | None:
         """Take the record with this id out; it, or None when there is none."""
         rec = self._remove(watch_id)
         if rec is not None:
-            self._ops.append(("remove", watch_id))
+            self.ops.append(("remove", watch_id))
         return rec
 
     def take(self, which: Callable[[WatchRecord], bool]) -> list[WatchRecord]:
@@ -129,54 +128,52 @@ class PendingTx:
 
     # the journal's changes, applied as they were made (no journal line of this transaction's)
 
+    @property
+    def overlay(self) -> Overlay:
+        """What the journal and this transaction did to the file's records: added, removed, replaced."""
+        return (self.added, self.removed, self.replaced)
+
+    def resume(self, overlay: Overlay) -> None:
+        """Start from what a journal already known did to the file's records (`overlay`, copied)."""
+        added, removed, replaced = overlay
+        self.added, self.removed, self.replaced = dict(added), set(removed), dict(replaced)
+
     def _add(self, record: WatchRecord) -> None:
         rid = record.watch_id
         if self.find(rid) is not None:
             raise ValueError(f"watch {rid} is already in pending.json")
-        self._added[rid] = record
+        self.added[rid] = record
 
     def _remove(self, watch_id: str) -> WatchRecord | None:
         rec = self.find(watch_id)
         if rec is None:
             return None
-        if self._added.pop(watch_id, None) is None:
-            self._removed.add(watch_id)
-        self._touched.discard(watch_id)
+        if self.added.pop(watch_id, None) is None:
+            self.removed.add(watch_id)
+        self.touched.discard(watch_id)
         return rec
 
-    def _apply(self, ops: Iterable[Op]) -> None:
+    def apply(self, ops: Iterable[Op]) -> None:
         for kind, value in ops:
             if kind == "remove":
                 self._remove(value)
             elif self.find(value.watch_id) is None:
                 self._add(value)
-            elif value.watch_id in self._added:
-                self._added[value.watch_id] = value
+            elif value.watch_id in self.added:
+                self.added[value.watch_id] = value
             else:
-                self._replaced[value.watch_id] = value
+                self.replaced[value.watch_id] = value
 
     @property
-    def _net_empty(self) -> bool:
+    def net_empty(self) -> bool:
         """The file's records as they are: the journal's lines and this transaction's cancel out."""
-        return not (self._added or self._removed or self._replaced or self._edits)
+        return not (self.added or self.removed or self.replaced or self.edits)
 
 
 def own_copy(record: WatchRecord) -> WatchRecord:
     """A copy of `record` sharing nothing with it: the store keeps records across transactions, and a record
-    changed behind its back would no longer be the file's. Its fields copied as they are, not through
-    `copy.copy` (a send's record is copied on every send: 4.5 us instead of 8.5 us)."""
-    own = object.__new__(type(record))
-    own.__dict__.update(record.__dict__, extra=_copied(record.extra), end_events=_copied(record.end_events))
+    changed behind its back would no longer be the file's."""
+    own = copy.copy(record)
+    own.extra = copy.deepcopy(record.extra)
+    own.end_events = copy.deepcopy(record.end_events)
     return own
-
-
-def _copied(value: Any) -> Any:
-    """JSON-like containers copied all the way down (a record's `extra` is a few small ones)."""
-    if isinstance(value, dict):
-        return {k: _copied(v) if isinstance(v, _NESTED) else v for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copied(v) if isinstance(v, _NESTED) else v for v in value]
-    return value
-
-
-_NESTED = (dict, list)

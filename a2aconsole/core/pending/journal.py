@@ -5,7 +5,7 @@ would cost two rewrites of the whole file per send, and a rewrite allocates a ne
 before any fsync, more under load). A commit that only adds or removes records and asks for no fsync
 (`durable=False`: a send's record) is appended to the journal instead, one JSON line per change:
 `{"add": <record>}` or `{"remove": "<watchId>"}`. The records are the file's with the journal applied in
-order; every reader (`Workspace.read_pending`) applies it.
+order; every reader (`pending.read`) applies it.
 
 Any other commit folds the journal into the file: it appends `{"fold": "<version of the new file>"}`
 (fsynced for a durable commit), writes the file (temp, rename), then empties the journal. A reader that
@@ -25,7 +25,6 @@ from a2aconsole.core.files.atomic import version_of
 from a2aconsole.core.pending.changes import Op, PendingTx
 from a2aconsole.core.pending.records import WatchRecord, record_problem
 
-JOURNAL_NAME = "pending.journal"
 JOURNAL_LIMIT = 32 * 1024
 
 
@@ -78,5 +77,5 @@ def with_journal(records: list[WatchRecord], journal: bytes | None, pending: byt
     if not ops:
         return records
     tx = PendingTx(records, {r.watch_id: r for r in records})
-    tx._apply(ops)
+    tx.apply(ops)
     return list(tx.records)

@@ -20,22 +20,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import a2aconsole.core.pending.journal as pending_journal  # its limit, set lower by tests
 from a2aconsole.core.errors import FileFormatError
 from a2aconsole.core.files.atomic import Signature, append_locked, read_bytes, stat_signature, version_of, write_locked
+from a2aconsole.core.pending.cache import Cache, Overlay, Text
 from a2aconsole.core.pending.changes import PendingTx
 from a2aconsole.core.pending.journal import journal_ops, line
 from a2aconsole.core.pending.keys import WatchKeys
+from a2aconsole.core.pending.paths import file_path, journal_path
 from a2aconsole.core.pending.records import WatchRecord, parse_pending
-from a2aconsole.core.pending import journal as pending_journal
 
 if TYPE_CHECKING:
     from a2aconsole.core.files.workspace import Workspace
 
-# what the journal does to the file's records: added (in order), removed (ids), replaced
-_Overlay = tuple[dict[str, WatchRecord], set[str], dict[str, WatchRecord]]
-# a record, its JSON, its text in the file, and whether it is plain (only plain records' JSON can be trusted
-# to stay as it was: a nested value may change in place behind the kept copy)
-_Text = tuple[WatchRecord, dict[str, Any], str, bool]
 _TOKEN = "pushToken"
 _PLAIN = (str, type(None))  # 1 == True == 1.0 but their JSON differs: numbers are not kept
 
@@ -46,40 +43,6 @@ def file_sig(path: Path) -> Signature | None:
     except FileNotFoundError:
         return None
     return stat_signature(st)
-
-
-@dataclass
-class Cache:
-    """What this process knows of one `pending.json`: its records and their index (in file order), and their
-    texts, one for one (None when not known, or when ids repeat), and which of those are not plain."""
-
-    sig: Signature | None
-    records: list[WatchRecord]
-    index: dict[str, WatchRecord]
-    texts: dict[str, _Text] | None = None
-    volatile: frozenset[str] = frozenset()
-    # the journal as this process last read or wrote it, and what it does to the records (added, removed,
-    # replaced): a send parses no line, only lines another process appended since
-    journal: bytes = b""
-    journal_sig: Signature | None = None  # its signature then (None: not known)
-    overlay: _Overlay = ({}, set(), {})
-    journal_dirty: bool = False
-    keys: WatchKeys | None = None  # `records` by watch key: built when first asked, then kept in step by `_fold`
-    # the records' push tokens (the scrubber's): built when first asked, then kept in step by `_fold` with how
-    # many records hold each (`token_counts`: None until a fold moved a token)
-    tokens: frozenset[str] | None = None
-    token_counts: Counter[str] | None = None
-
-    def push_tokens(self) -> frozenset[str]:
-        if self.tokens is None:
-            self.tokens = frozenset(r.push_token for r in self.records if isinstance(r.push_token, str))
-        return self.tokens
-
-    def watch_keys(self) -> WatchKeys | None:
-        """The records by watch key (None when ids repeat: the index holds one record per id)."""
-        if self.keys is None and len(self.index) == len(self.records):
-            self.keys = WatchKeys(self.records)
-        return self.keys
 
 
 @dataclass
@@ -108,8 +71,8 @@ class PendingStore:
         self._tokens: dict[Path, tuple[Signature | None, frozenset[str]]] = {}
 
     def forget(self, ws: Workspace) -> None:
-        self._caches.pop(ws.pending_path, None)
-        self._tokens.pop(ws.pending_path, None)
+        self._caches.pop(file_path(ws), None)
+        self._tokens.pop(file_path(ws), None)
 
     def load(self, ws: Workspace) -> PendingTx:
         """The workspace's records in a transaction. Raises FileFormatError for a malformed file."""
@@ -123,78 +86,77 @@ class PendingStore:
         return self._load(ws, parse=False)
 
     def _load(self, ws: Workspace, *, parse: bool) -> PendingTx | None:
-        cache = self._caches.pop(ws.pending_path, None)
-        sig = file_sig(ws.pending_path)
+        cache = self._caches.pop(file_path(ws), None)
+        sig = file_sig(file_path(ws))
         data: bytes | None = None
         if cache is None or cache.sig != sig:
             if not parse:
                 return None
-            data = read_bytes(ws.pending_path)
+            data = read_bytes(file_path(ws))
             try:
-                records = parse_pending(data.decode("utf-8"), str(ws.pending_path)) if data is not None else []
+                records = parse_pending(data.decode("utf-8"), str(file_path(ws))) if data is not None else []
             except (ValueError, UnicodeDecodeError) as e:
-                raise FileFormatError(str(ws.pending_path), str(e)) from None
+                raise FileFormatError(str(file_path(ws)), str(e)) from None
             cache = Cache(sig, records, {r.watch_id: r for r in records})
         tx = PendingTx(cache.records, cache.index)
         tx.cache = cache
-        jsig = file_sig(ws.journal_path)
+        jsig = file_sig(journal_path(ws))
         # an append-only file under the lock: unchanged signature, unchanged lines (another writer's
         # would have to empty it and write as many bytes again in the same clock tick)
         same = jsig is not None and jsig == cache.journal_sig
-        journal = cache.journal if same else (read_bytes(ws.journal_path) or b"") if jsig is not None else b""
+        journal = cache.journal if same else (read_bytes(journal_path(ws)) or b"") if jsig is not None else b""
         tx.journal_sig = jsig
         if journal:
             tail = journal
             known = cache.journal
             if known and known.endswith(b"\n") and journal.startswith(known):
-                added, removed, replaced = cache.overlay
-                tx._added, tx._removed, tx._replaced = dict(added), set(removed), dict(replaced)
+                tx.resume(cache.overlay)
                 tx.journal_dirty = cache.journal_dirty
                 tail = journal[len(known) :]
             if tail:
 
                 def version() -> str:
-                    return version_of(data if data is not None else read_bytes(ws.pending_path))
+                    return version_of(data if data is not None else read_bytes(file_path(ws)))
 
                 ops, dirty, reset = journal_ops(tail, version)
                 if reset:
-                    tx._added, tx._removed, tx._replaced = {}, set(), {}
+                    tx.resume(({}, set(), {}))
                 tx.journal_dirty = tx.journal_dirty or dirty
-                tx._apply(ops)
+                tx.apply(ops)
         tx.journal = journal
-        tx.journal_void = tx._net_empty
+        tx.journal_void = tx.net_empty
         return tx
 
     def _current(self, ws: Workspace) -> Cache | None:
         """The cache when neither file moved since this process last read or wrote them and the journal needs no
         fold: a journal line may then be appended without a transaction. Under the workspace lock."""
-        cache = self._caches.get(ws.pending_path)
+        cache = self._caches.get(file_path(ws))
         if cache is None or cache.journal_dirty or cache.journal_sig is None:
             return None
-        if file_sig(ws.pending_path) != cache.sig or file_sig(ws.journal_path) != cache.journal_sig:
+        if file_sig(file_path(ws)) != cache.sig or file_sig(journal_path(ws)) != cache.journal_sig:
             return None
         return cache
 
-    def _append(self, ws: Workspace, cache: Cache, data: bytes, overlay: _Overlay) -> None:
+    def _append(self, ws: Workspace, cache: Cache, data: bytes, overlay: Overlay) -> None:
         """Append `data` (lines of this process) to the journal and keep the cache with the journal's new effect
         (`overlay`). The cache is taken while the file changes: a failed write leaves none behind."""
-        del self._caches[ws.pending_path]
-        cache.journal_sig = stat_signature(append_locked(ws.journal_path, data))
+        del self._caches[file_path(ws)]
+        cache.journal_sig = stat_signature(append_locked(journal_path(ws), data))
         cache.journal += data
         cache.overlay = overlay
-        self._caches[ws.pending_path] = cache
+        self._caches[file_path(ws)] = cache
 
     def push_tokens(self, ws: Workspace, sig: Signature) -> frozenset[str] | None:
         """The push tokens of the records of `pending.json` when this process knows the file as it is (`sig`, its
         `file_sig` now): the same object while no commit changed a token. None when it does not (another
         process wrote the file, or it is malformed): the caller reads the file. Read without the lock: a cache is
         put back only whole, its records never changed in place once kept."""
-        cache = self._caches.get(ws.pending_path)
+        cache = self._caches.get(file_path(ws))
         if cache is not None and cache.sig == sig:
             tokens = cache.push_tokens()
-            self._tokens[ws.pending_path] = (sig, tokens)
+            self._tokens[file_path(ws)] = (sig, tokens)
             return tokens
-        known = self._tokens.get(ws.pending_path)
+        known = self._tokens.get(file_path(ws))
         return known[1] if known is not None and known[0] == sig else None
 
     def plan(self, tx: PendingTx, *, durable: bool = True) -> Commit | None:
@@ -203,11 +165,11 @@ class PendingStore:
         assert cache is not None, "a transaction from PendingStore.load"
         if not tx.changed and not tx.journal_dirty:
             return Commit(durable, cache=cache)
-        if not durable and not tx._edits and not tx.journal_dirty:
-            lines = b"".join(line(op) for op in tx._ops)
+        if not durable and not tx.edits and not tx.journal_dirty:
+            lines = b"".join(line(op) for op in tx.ops)
             if len(tx.journal) + len(lines) <= pending_journal.JOURNAL_LIMIT:
                 return Commit(durable, append=lines, cache=cache)
-            if tx._net_empty:  # long, and its lines and these cancel out: emptied
+            if tx.net_empty:  # long, and its lines and these cancel out: emptied
                 return Commit(durable, truncate=True, cache=cache)
             if tx.journal_void:  # long, and its lines cancel out: emptied, then these
                 return Commit(durable, append=lines, truncate=True, cache=cache)
@@ -220,33 +182,33 @@ class PendingStore:
             return
         appended = None
         if commit.append:
-            appended = append_locked(ws.journal_path, commit.append, truncate=commit.truncate)
+            appended = append_locked(journal_path(ws), commit.append, truncate=commit.truncate)
         elif commit.data is not None:
             if tx.journal:  # a line of its own, after a line a crash may have cut
                 fold = json.dumps({"fold": version_of(commit.data)}).encode()
-                append_locked(ws.journal_path, b"\n" + fold + b"\n", durable=commit.durable)
-            write_locked(ws.pending_path, commit.data, durable=commit.durable)
+                append_locked(journal_path(ws), b"\n" + fold + b"\n", durable=commit.durable)
+            write_locked(file_path(ws), commit.data, durable=commit.durable)
             if commit.cache is not None:
-                commit.cache.sig = file_sig(ws.pending_path)
+                commit.cache.sig = file_sig(file_path(ws))
                 # known before the transaction gives the cache back (counted in step: no cost but a first time)
-                self._tokens[ws.pending_path] = (commit.cache.sig, commit.cache.push_tokens())
+                self._tokens[file_path(ws)] = (commit.cache.sig, commit.cache.push_tokens())
         cache = commit.cache
         if (commit.truncate or commit.data is not None) and tx.journal and not commit.append:
             with contextlib.suppress(FileNotFoundError):
-                os.truncate(ws.journal_path, 0)
+                os.truncate(journal_path(ws), 0)
         if cache is None:
             return
         if appended is not None:
             cache.journal_sig = stat_signature(appended)
         else:
-            cache.journal_sig = file_sig(ws.journal_path) if commit.writes else tx.journal_sig
+            cache.journal_sig = file_sig(journal_path(ws)) if commit.writes else tx.journal_sig
         if (commit.truncate or commit.data is not None) and not commit.append:
             cache.journal, cache.overlay, cache.journal_dirty = b"", ({}, set(), {}), False
         else:  # appended, or left as it was: what the journal does now is what the transaction saw
             cache.journal = (b"" if commit.truncate else tx.journal) + commit.append
-            cache.overlay = (tx._added, tx._removed, tx._replaced)
+            cache.overlay = tx.overlay
             cache.journal_dirty = tx.journal_dirty
-        self._caches[ws.pending_path] = cache
+        self._caches[file_path(ws)] = cache
 
 
 def _fold(cache: Cache, tx: PendingTx, durable: bool) -> Commit | None:
@@ -255,7 +217,7 @@ def _fold(cache: Cache, tx: PendingTx, durable: bool) -> Commit | None:
     texts = cache.texts
     if texts is not None:
         # the common case, in O(changed): the texts of the file, minus the removed, plus the changed and added
-        index, removed = cache.index, tx._removed
+        index, removed = cache.index, tx.removed
         volatile = set(cache.volatile)
         moves: list[tuple[object, object]] = []  # push tokens that went and came: (before, after) per record
         lost = False  # a record whose token before is not known
@@ -267,9 +229,9 @@ def _fold(cache: Cache, tx: PendingTx, durable: bool) -> Commit | None:
                 moves.append((gone[1][_TOKEN], None))
             index.pop(rid, None)
             volatile.discard(rid)
-        index.update(tx._replaced)
-        differs = bool(removed or tx._added or tx._replaced or tx.journal_dirty)
-        for rid in (tx._touched | volatile | tx._replaced.keys()) - tx._added.keys():
+        index.update(tx.replaced)
+        differs = bool(removed or tx.added or tx.replaced or tx.journal_dirty)
+        for rid in (tx.touched | volatile | tx.replaced.keys()) - tx.added.keys():
             if rid in index:
                 hit = texts.get(rid)
                 texts[rid] = entry = _entry(index[rid], hit)
@@ -279,7 +241,7 @@ def _fold(cache: Cache, tx: PendingTx, durable: bool) -> Commit | None:
                 elif hit[1].get(_TOKEN) != entry[1].get(_TOKEN):
                     moves.append((hit[1].get(_TOKEN), entry[1].get(_TOKEN)))
                 (volatile.discard if entry[3] else volatile.add)(rid)
-        for rid, r in tx._added.items():
+        for rid, r in tx.added.items():
             index[rid] = r
             texts[rid] = entry = _entry(r, None)
             if _TOKEN in entry[1]:
@@ -296,12 +258,12 @@ def _fold(cache: Cache, tx: PendingTx, durable: bool) -> Commit | None:
         tx = PendingTx(records, index)  # unreachable for files without repeated ids: encode them all
     records = list(tx.records)
     old = cache.texts or {}
-    fresh: dict[str, _Text] = {}
+    fresh: dict[str, Text] = {}
     parts = []
     for r in records:
         rid = r.watch_id
         hit = old.get(rid)
-        if hit is None or hit[0] is not r or not hit[3] or rid in tx._touched:
+        if hit is None or hit[0] is not r or not hit[3] or rid in tx.touched:
             hit = _entry(r, hit)
         fresh[rid] = hit
         parts.append(hit[2])
@@ -314,7 +276,7 @@ def _fold(cache: Cache, tx: PendingTx, durable: bool) -> Commit | None:
 
 
 def _tokens_after(
-    cache: Cache, texts: dict[str, _Text], moves: list[tuple[object, object]], lost: bool
+    cache: Cache, texts: dict[str, Text], moves: list[tuple[object, object]], lost: bool
 ) -> tuple[frozenset[str] | None, Counter[str] | None]:
     """The push tokens after a fold that made `moves` (counted in place: the cache before it is discarded), or
     counted afresh from the records' texts after it; as they were when no token moved."""
@@ -337,9 +299,9 @@ def _tokens_after(
 def _keys_after(keys: WatchKeys | None, tx: PendingTx, index: dict[str, WatchRecord]) -> WatchKeys | None:
     """`keys` (the index of the records before `tx`) changed as `tx` changed the records (`index`, after it)."""
     if keys is not None:
-        for rid in tx._removed:
+        for rid in tx.removed:
             keys.drop(rid)
-        for rid in (*tx._added, *tx._replaced, *tx._touched):
+        for rid in (*tx.added, *tx.replaced, *tx.touched):
             r = index.get(rid)
             if r is None:
                 keys.drop(rid)
@@ -348,7 +310,7 @@ def _keys_after(keys: WatchKeys | None, tx: PendingTx, index: dict[str, WatchRec
     return keys
 
 
-def _entry(r: WatchRecord, hit: _Text | None) -> _Text:
+def _entry(r: WatchRecord, hit: Text | None) -> Text:
     """A record's text, reused from `hit` when its JSON is unchanged (and was plain)."""
     d = r.to_json()
     text = hit[2] if hit is not None and hit[3] and hit[1] == d else _record_text(d)

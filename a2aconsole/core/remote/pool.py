@@ -46,8 +46,8 @@ class ConnectionPool:
     def agents_signed(self, ws: Workspace) -> tuple[AgentsFile, Signature]:
         """`agents`, and the file's signature it was checked by: the tool's call checks the file once, for its
         agent and for its scrubber's keys (`Scrubbers.for_workspace`)."""
-        sig = file_signature(ws.agents_file)
-        cached = self._agents.get(ws.cache_key)
+        sig = file_signature(ws.agents_path)
+        cached = self._agents.get(ws.root)
         if cached is not None and cached[0] == sig:
             return cached[1], sig
         try:
@@ -55,12 +55,12 @@ class ConnectionPool:
         except OSError as e:  # e.g. a folder in its place: a file that cannot be used, said as a malformed one is
             where = ws.relative(ws.agents_path)
             return AgentsFile(ws.agents_path, [], [], f"{where} cannot be read ({type(e).__name__})", ""), sig
-        self._agents[ws.cache_key] = (sig, af)
+        self._agents[ws.root] = (sig, af)
         return af, sig
 
     async def get(self, ws: Workspace, entry: AgentEntry) -> Connection:
         """A connection for this entry (its card fetched once); raises RemoteError when the agent can't be reached."""
-        key = (ws.cache_key, entry.name)
+        key = (ws.root, entry.name)
         conn = self._conns.get(key)
         if conn is not None and _same(conn.entry, entry) and self._fresh(key):
             return conn
@@ -84,17 +84,17 @@ class ConnectionPool:
 
     def cached(self, ws: Workspace, name: str) -> Connection | None:
         """The last connection made for the agent `name`, if any (it may have left `agents.json` since)."""
-        return self._conns.get((ws.cache_key, name))
+        return self._conns.get((ws.root, name))
 
     def drop(self, ws: Workspace, conn: Connection | None) -> None:
         """Forget a connection after a failed call, so the next check fetches the card again."""
-        key = (ws.cache_key, conn.entry.name if conn is not None else "")
+        key = (ws.root, conn.entry.name if conn is not None else "")
         if conn is not None and self._conns.get(key) is conn:
             del self._conns[key]
 
     def forget(self, ws: Workspace, name: str) -> None:
         """Forget the agent's connection whatever it is (the tool, after a failed call)."""
-        self._conns.pop((ws.cache_key, name), None)
+        self._conns.pop((ws.root, name), None)
 
     def __len__(self) -> int:
         return len(self._conns)

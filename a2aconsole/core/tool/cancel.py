@@ -12,8 +12,9 @@ answered here and delivered to the chat.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from a2aconsole.core import pending
 from a2aconsole.core.errors import FileFormatError, ToolError
 from a2aconsole.core.files.workspace import AgentsFile, Workspace
 from a2aconsole.core.pending.changes import PendingTx
@@ -21,11 +22,9 @@ from a2aconsole.core.remote.client import Connection, RemoteError
 from a2aconsole.core.remote.values import TaskSnapshot
 from a2aconsole.core.results import is_terminal
 from a2aconsole.core.tool.args import agent_entry, task_id_of
+from a2aconsole.core.tool.parts import ToolParts
 from a2aconsole.core.watches.control import same_watch
 from a2aconsole.core.watches.push import end_push
-
-if TYPE_CHECKING:
-    from a2aconsole.core.tool.tool import A2ATool
 
 CANCEL_REQUESTED = "cancelRequested"  # a watch record's mark: when a cancel was asked for and not yet confirmed
 # what an agent's refusal of CancelTask comes as; any other failure means it was not reached (or not understood)
@@ -66,7 +65,7 @@ def refused_note(e: RemoteError, state: str, watched: bool) -> str:
 
 def watched(workspace: Workspace, target: str, agent: str, task_id: str) -> bool:
     """Whether this chat watches the task now (a kept result is not a watch: it is being delivered)."""
-    pf = workspace.read_pending()
+    pf = pending.read(workspace)
     if pf.parse_error:
         return False
     return any(r.undelivered is None and same_watch(r, target, agent, task_id) for r in pf.records)
@@ -84,12 +83,12 @@ async def mark_requested(workspace: Workspace, target: str, agent: str, task_id:
                 rec.extra = {**rec.extra, CANCEL_REQUESTED: at.isoformat()}  # a new dict: the store compares by JSON
         return bool(ids)
 
-    async with workspace.pending_tx() as tx:
+    async with pending.transaction(workspace) as tx:
         return mark(tx)
 
 
 async def run(
-    tool: A2ATool, workspace: Workspace, args: dict[str, Any], target: str, agent_file: AgentsFile
+    tool: ToolParts, workspace: Workspace, args: dict[str, Any], target: str, agent_file: AgentsFile
 ) -> dict[str, Any]:
     """The tool's `cancel`: CancelTask, the chat's watch of the task kept until the agent's answer says what
     happened."""
@@ -133,7 +132,7 @@ async def run(
 
 
 async def _end_watch(
-    tool: A2ATool, conn: Connection, task: TaskSnapshot, workspace: Workspace, target: str, agent: str
+    tool: ToolParts, conn: Connection, task: TaskSnapshot, workspace: Workspace, target: str, agent: str
 ) -> dict[str, Any]:
     """The cancel found the task over: the chat's watch of it ends (its outcome is this answer, not a delivery),
     with the task's own word (`canceled`, `completed`, ...)."""

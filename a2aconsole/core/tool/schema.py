@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from a2aconsole.core.data_parts import MAX_DATA
 from a2aconsole.core.files.agents import NAME_MAX_LENGTH
 
 ACTIONS = ("agents", "send", "status", "cancel", "unwatch")
@@ -19,7 +20,6 @@ MAX_MESSAGE = 1_000_000  # characters of a message
 MAX_REF = 200  # characters of a contextId or taskId
 MAX_PATH = 1000  # characters of one attached file's workspace path
 MAX_FILES = 50  # files attached to one send
-MAX_DATA = 64 * 1024  # bytes of a send's data (a JSON object) as UTF-8 JSON
 
 SEND_NEEDS = "send needs a message, files or data"  # the one rule across members: a send carries something
 TARGET_HELP = "the chat target whose workspace, agents and hop count the action uses"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
+from a2aconsole.core import pending
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord
 
@@ -54,11 +55,11 @@ def status_report(
         lines.append("  (none)")
 
     if watches is None:
-        pending = workspace.read_pending()
-        if pending.parse_error:
-            lines.append(f"Watches: {pending.parse_error}")
+        pending_file = pending.read(workspace)
+        if pending_file.parse_error:
+            lines.append(f"Watches: {pending_file.parse_error}")
             return "\n".join(lines)
-        watches = pending.records
+        watches = pending_file.records
     records = list(watches)
     active = [r for r in records if r.undelivered is None]
     kept = [r for r in records if r.undelivered is not None]

@@ -43,6 +43,7 @@ from a2aconsole.core.results import (
     task_outcome,
 )
 from a2aconsole.core.scrubber import Scrubbers
+from a2aconsole.core.tool import cancel, unwatch
 from a2aconsole.core.tool.args import agent_entry, send_args, task_id_of
 from a2aconsole.core.tool.events import ToolEvents
 from a2aconsole.core.tool.schema import ACTIONS
@@ -56,7 +57,6 @@ from a2aconsole.core.tool.send import (
     working_answer,
     write_sending,
 )
-from a2aconsole.core.tool import cancel, unwatch
 from a2aconsole.core.watches.control import PendingFileWatches, WatchControl
 from a2aconsole.core.watches.follower import (
     Follower,

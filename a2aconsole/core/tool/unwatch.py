@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from a2aconsole.core.errors import ToolError
 from a2aconsole.core.files.agents import AgentEntry
 from a2aconsole.core.files.workspace import AgentsFile, Workspace
 from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.core.tool.args import agent_entry, task_id_of
+from a2aconsole.core.tool.parts import ToolParts
 from a2aconsole.core.watches.push import PUSH_REMOVAL_TIMEOUT, remove_push_config
-
-if TYPE_CHECKING:
-    from a2aconsole.core.tool.tool import A2ATool
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +38,7 @@ def not_watched(agent: str, task_id: str) -> str:
 
 
 async def run(
-    tool: A2ATool, workspace: Workspace, args: dict[str, Any], target: str, agents: AgentsFile, by: str
+    tool: ToolParts, workspace: Workspace, args: dict[str, Any], target: str, agents: AgentsFile, by: str
 ) -> dict[str, Any]:
     """End this chat's watch of the task, "stopped" by `by`; ToolError when it watches no such task."""
     entry = agent_entry(workspace, args, agents)
@@ -59,7 +57,7 @@ async def run(
     }
 
 
-async def _forget_push(tool: A2ATool, workspace: Workspace, entry: AgentEntry, stopped: WatchRecord) -> None:
+async def _forget_push(tool: ToolParts, workspace: Workspace, entry: AgentEntry, stopped: WatchRecord) -> None:
     """The agent must stop pushing to the ended watch: its config removed, within PUSH_REMOVAL_TIMEOUT in all (an
     unreachable agent does not hold the answer up, and drops the config with the task anyway)."""
     try:

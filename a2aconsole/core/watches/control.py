@@ -11,6 +11,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Protocol
 
+from a2aconsole.core import pending
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.changes import PendingTx
 from a2aconsole.core.pending.keys import watch_key
@@ -77,12 +78,12 @@ class PendingFileWatches:
         self, workspace: Workspace, target: str, agent: str, task_id: str, reason: str = "stopped", *, by: str = ""
     ) -> WatchRecord | None:
         """`take_watches` under the workspace lock; the first record taken, or None."""
-        async with workspace.pending_tx() as tx:
+        async with pending.transaction(workspace) as tx:
             taken = take_watches(tx, target, agent, task_id)
         return taken[0] if taken else None
 
     async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
-        async with workspace.pending_tx() as tx:
+        async with pending.transaction(workspace) as tx:
             if tx.find(record.watch_id) is None:
                 tx.add(record)
 

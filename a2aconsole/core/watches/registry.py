@@ -23,6 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from a2aconsole.core import pending
 from a2aconsole.core.chat import ChatTarget
 from a2aconsole.core.clock import Clock
 from a2aconsole.core.config import ClientSettings
@@ -44,13 +45,13 @@ from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.batch import PendingBatcher
 from a2aconsole.core.pending.changes import PendingTx
 from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.pending.sending import clear_sending, is_sending, sender_alive
 from a2aconsole.core.remote.client import Remote
 from a2aconsole.core.remote.limits import CallLimits
 from a2aconsole.core.remote.pool import ConnectionPool
 from a2aconsole.core.remote.values import TaskSnapshot
 from a2aconsole.core.results import has_files, is_interrupted, outcome_event, result_text, task_outcome
 from a2aconsole.core.scrubber import Scrubber, Scrubbers
-from a2aconsole.core.tool.send import clear_sending, is_sending, sender_alive
 from a2aconsole.core.watches.control import take_watches
 from a2aconsole.core.watches.delivery import ResultDelivery
 from a2aconsole.core.watches.follower import LOST, Follower, WatchEnd, WatchGone
@@ -118,7 +119,7 @@ class WatchRegistry:
         kept: list[tuple[Workspace, WatchRecord]] = []
         for ws in workspaces:
             ws = self._intern(ws)
-            pf = ws.read_pending()
+            pf = pending.read(ws)
             if pf.parse_error:
                 log.error("watches not restored: %s", pf.parse_error)
                 await self._emit(Event(ERROR, str(ws.root), "", "", self.clock.now(), data={"message": pf.parse_error}))
@@ -191,7 +192,7 @@ class WatchRegistry:
     async def rearm(self, workspace: Workspace, record: WatchRecord) -> None:
         """Put a stopped watch back (same id, token and start): write it to the file, then follow it."""
         ws = self._intern(workspace)
-        async with ws.pending_tx() as tx:
+        async with pending.transaction(ws) as tx:
             if tx.find(record.watch_id) is None:
                 tx.add(record)
         await self._arm(ws, record)
@@ -204,7 +205,7 @@ class WatchRegistry:
         `reason`: how it ended (the owner stopped it, the task was canceled or found settled by the tool); `by`: who
         stopped it (its `watch.ended` event says so)."""
         ws = self._intern(workspace)
-        async with ws.pending_tx() as tx:
+        async with pending.transaction(ws) as tx:
             taken = take_watches(tx, target, agent, task_id)
             stopped = [self._drop(r.watch_id) for r in taken]
         stopped.append(self._drop(self._by_task.get((ws.root, target, agent, task_id), "")))
@@ -274,7 +275,7 @@ class WatchRegistry:
             return
         ws = self._intern(workspace)
         self._away.discard(ws.root)
-        pf = ws.read_pending()
+        pf = pending.read(ws)
         if pf.parse_error:
             return
         ids = {r.watch_id for r in pf.records}
@@ -314,7 +315,7 @@ class WatchRegistry:
         if self._stopped:
             return 0
         ws = self._intern(target.workspace)
-        pf = ws.read_pending()
+        pf = pending.read(ws)
         done = 0
         for rec in pf.records:
             if rec.undelivered is not None and rec.target == target.id and await self._deliver(ws, rec):
@@ -632,7 +633,7 @@ class WatchRegistry:
             del self._retries[rid]
         if ws.root in self._away:  # the worker that took the workspace over delivers it
             return
-        rec = ws.read_pending().records
+        rec = pending.read(ws).records
         kept = next((r for r in rec if r.watch_id == rid and r.undelivered is not None), None)
         if kept is not None:
             await self._deliver(ws, kept, attempt)

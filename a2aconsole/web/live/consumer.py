@@ -28,7 +28,7 @@ from a2aconsole.web.chats import aresolve
 from a2aconsole.web.live.frames import pack
 from a2aconsole.web.metrics import WEBSOCKET_CLIENTS
 from a2aconsole.web.models import TaskEvent
-from a2aconsole.web.runtime import get_runtime
+from a2aconsole.web.process.runtime import get_runtime
 
 log = logging.getLogger(__name__)
 

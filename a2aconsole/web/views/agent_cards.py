@@ -31,9 +31,8 @@ from a2aconsole.core.errors import A2AConsoleError
 from a2aconsole.core.files.agents import AgentEntry, is_http_url, mask_url, origin
 from a2aconsole.core.files.workspace import AgentsFile
 from a2aconsole.core.remote.client import card_json
-from a2aconsole.web import card_history, live
+from a2aconsole.web import card_history, live, scope
 from a2aconsole.web.models import CardSnapshot
-from a2aconsole.web.views import scope
 
 log = logging.getLogger(__name__)
 

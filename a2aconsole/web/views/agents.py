@@ -21,7 +21,7 @@ from django.views.decorators.http import require_POST
 from a2aconsole.core.errors import ConflictError, ValidationError
 from a2aconsole.core.files.agents import mask_url
 from a2aconsole.core.files.workspace import AgentsFile, Workspace
-from a2aconsole.web import audit, card_history
+from a2aconsole.web import audit, card_history, scope
 from a2aconsole.web.agents_text import (
     HIDDEN_KEY,
     HIDDEN_URL_PARTS,
@@ -33,7 +33,6 @@ from a2aconsole.web.agents_text import (
 )
 from a2aconsole.web.file_conflict import marker_lines, merged, side_by_side, unified
 from a2aconsole.web.forms import AgentForm, OriginForm, RawAgentsForm, VersionForm
-from a2aconsole.web.views import scope
 from a2aconsole.web.views.agent_cards import JUST_ADDED
 
 log = logging.getLogger(__name__)

@@ -25,11 +25,10 @@ from a2aconsole.core.files.atomic import atomic_write
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.results import safe_file_name
 from a2aconsole.core.tool.tool import CLIENT_OFF
-from a2aconsole.web import data_forms, history, live, sends, task_index, threads
+from a2aconsole.web import data_forms, history, live, scope, sends, task_index, threads
 from a2aconsole.web.forms import SendForm
 from a2aconsole.web.live.fragments import REPLY, outcomes, progress_lines
 from a2aconsole.web.models import ChatTarget, OutgoingMessage, TaskEvent
-from a2aconsole.web.views import scope
 from a2aconsole.web.views.watches import answer_vals
 
 UPLOADS = "uploads"

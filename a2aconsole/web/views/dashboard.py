@@ -13,9 +13,9 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 
 from a2aconsole.core.watches.push_refusals import PushRefusal
-from a2aconsole.web import asked, history, live, pending_cache
+from a2aconsole.web import asked, history, live, pending_cache, scope
 from a2aconsole.web.models import TaskEvent
-from a2aconsole.web.views import scope
+from a2aconsole.web.process.runtime import loop_runtime
 
 RESULTS = ("result", "message")  # what "Latest results" lists: a task's result, or an answer without a task
 
@@ -64,7 +64,6 @@ def latest_results(count: int = 6) -> list[TaskEvent]:
 def push_refusals() -> list[PushRefusal]:
     """The agents that refused a push config, once each, as this process's watch registry keeps them (needs the
     running loop; none without a registry)."""
-    from a2aconsole.web.runtime import loop_runtime  # the runtime imports the views' live pages
 
     rt = loop_runtime()
     return rt.registry.push_refusals.all() if rt is not None and rt.registry is not None else []
@@ -83,7 +82,6 @@ def _page_context(refused: list[PushRefusal]) -> dict[str, Any]:
 
 async def push_problem() -> str:
     """Why the console's own push base does not reach it (`push_check.py`), "" when it does or push is off."""
-    from a2aconsole.web.runtime import loop_runtime
 
     rt = loop_runtime()  # the serving process asked at its start (`start_worker`)
     check = rt.push_check if rt is not None else None

@@ -18,6 +18,8 @@ from django.contrib.auth.decorators import login_not_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.web.chats import enabled_workspaces
+from a2aconsole.web.process.runtime import live_runtimes, worker_mode
 
 CHECK_TIMEOUT_SECONDS = 5.0
 T = TypeVar("T")
@@ -106,7 +108,6 @@ async def _channel_layer_ready() -> str:
 async def _lease_ready() -> str:
     """Embedded: this process runs the watch worker and the console workspace's lease is held (by it, or
     by another process it can see). External (a scale-out web process): the workers hold the leases."""
-    from a2aconsole.web.runtime import enabled_workspaces, live_runtimes, worker_mode
 
     if worker_mode() == "external":
         return "not needed: the watches run in external workers"

@@ -14,10 +14,10 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from a2aconsole.core import pending
 from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.web import asked, history, live, unread
+from a2aconsole.web import asked, history, live, scope, unread
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
-from a2aconsole.web.views import scope
 from a2aconsole.web.views.conversation import ChatLive
 
 
@@ -50,7 +50,7 @@ def items(target: ChatTarget, show: str = "") -> dict[str, Any]:
     only the questions waiting for an answer), each with the text the chat received when it was delivered;
     and results whose delivery failed (kept and tried again)."""
     ws = Workspace(target.workspace)
-    pf = ws.read_pending()
+    pf = pending.read(ws)
     waiting = [r for r in pf.records if r.target == target.id and r.undelivered is not None]
     show = show if show in VIEWS else ""
     said = TaskEvent.objects.filter(target=target.id, kind__in=unread.SAID)

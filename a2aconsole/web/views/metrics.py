@@ -14,7 +14,7 @@ from prometheus_client.exposition import choose_encoder
 
 from a2aconsole.core.metrics import REGISTRY
 from a2aconsole.core.metrics_access import MetricsAccess
-from a2aconsole.web import metrics as _families  # noqa: F401  (registers the console's families)
+from a2aconsole.web import metrics as _families  # noqa: F401  (registers the console's families
 
 REFUSALS = {
     404: "not found\n",

@@ -2,7 +2,7 @@
 
 Unknown watch or wrong token -> 404 and nothing happens (constant-time compare, the same answer for
 both; a push with no token at all is answered before its body is read); body over `body_cap()` -> 413
-(refused in front of Django, see `a2aconsole.web.body_limit`; checked here again for any other way in);
+(refused in front of Django, see `a2aconsole.web.process.body_limit`; checked here again for any other way in);
 not JSON, or about another task -> 400; a good push -> 200 at once: it only wakes the watch, which
 confirms the state with GetTask, so the same push twice changes nothing more. No body makes it answer
 500. In the embedded default the registry is in this process; in scale-out the push is checked against
@@ -18,12 +18,15 @@ from django.contrib.auth.decorators import login_not_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from a2aconsole.core import pending
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.core.watches.push import push_task_id, token_matches
 from a2aconsole.web import db_threads
-from a2aconsole.web.body_limit import body_cap
+from a2aconsole.web.chats import enabled_workspaces
 from a2aconsole.web.metrics import counted_push
+from a2aconsole.web.process.body_limit import body_cap
+from a2aconsole.web.process.runtime import get_runtime, wake_worker
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +69,6 @@ def refused_before_body(method: str, path: str, headers: Mapping[str, str]) -> b
     watch_id = path[len(PUSH_PREFIX) :]
     if not watch_id or "/" in watch_id:
         return False  # not the receiver's route: Django answers it
-    from a2aconsole.web.runtime import get_runtime
 
     registry = get_runtime().registry
     if registry is None:
@@ -79,10 +81,9 @@ def refused_before_body(method: str, path: str, headers: Mapping[str, str]) -> b
 
 def _find(watch_id: str) -> tuple[Workspace, WatchRecord] | None:
     """The active watch record with this id in any known workspace (sync: the ORM lists the workspaces)."""
-    from a2aconsole.web.runtime import enabled_workspaces
 
     for ws in enabled_workspaces():
-        for rec in ws.read_pending().records:
+        for rec in pending.read(ws).records:
             if rec.watch_id == watch_id and rec.undelivered is None:
                 return ws, rec
     return None
@@ -100,7 +101,6 @@ def _check(rec: WatchRecord, token: str | None, body: bytes) -> str:
 
 async def _receive_from_files(watch_id: str, token: str | None, body: bytes) -> str:
     """Scale-out: verify the push against pending.json, then wake the worker that follows the watch."""
-    from a2aconsole.web.runtime import wake_worker
 
     found = await db_threads.run(_find, watch_id)  # a kept connection: one push after another
     if found is None:
@@ -136,8 +136,6 @@ async def receive(request: HttpRequest, watch_id: str) -> HttpResponse:
     if len(body) > cap:
         return JsonResponse({"error": f"push body over {cap} bytes"}, status=413)
     try:
-        from a2aconsole.web.runtime import get_runtime
-
         registry = get_runtime().registry
         if registry is not None:  # embedded: the registry knows every watch (it rescans the files each minute)
             result = await registry.on_push(watch_id, token, body)

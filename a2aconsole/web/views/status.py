@@ -10,9 +10,8 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 
 from a2aconsole.core.tool.status import age
-from a2aconsole.web import live, pending_cache
+from a2aconsole.web import live, pending_cache, scope
 from a2aconsole.web.live.frames import ROWS_PER_FRAGMENT, batches
-from a2aconsole.web.views import scope
 
 STATUS_WATCHES = 50  # the newest watches of each workspace shown here; the watch table pages through them all
 

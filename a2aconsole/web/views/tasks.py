@@ -11,10 +11,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from a2aconsole.core.results import json_preview
-from a2aconsole.web import history, live, task_index, task_watch
+from a2aconsole.web import history, live, scope, task_index, task_watch
 from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import TaskEvent
-from a2aconsole.web.views import conversation, scope, watches
+from a2aconsole.web.views import conversation, watches
 
 log = logging.getLogger(__name__)
 

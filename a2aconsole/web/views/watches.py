@@ -23,9 +23,9 @@ from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.core.tool.cancel import CANCEL_REQUESTED
 from a2aconsole.core.tool.status import age
 from a2aconsole.core.watches.heard import news_of
-from a2aconsole.web import history, links, live, pending_cache, task_index
+from a2aconsole.web import history, links, live, pending_cache, scope, task_index
 from a2aconsole.web.paging import WATCH_PAGE_SIZE
-from a2aconsole.web.views import scope
+from a2aconsole.web.process.runtime import loop_runtime
 
 log = logging.getLogger(__name__)
 KEYS = ("agent", "state", "source", "target")
@@ -71,8 +71,6 @@ async def live_watches(tasks: set[tuple[str, str]] | None = None) -> dict[str, d
     """What this process's watch registry knows now (source, state, last error), by watch id; {} without one.
     `tasks`: only the watches of these (agent, task id)."""
     try:
-        from a2aconsole.web.runtime import loop_runtime
-
         rt = loop_runtime()
         registry = rt.registry if rt is not None else None
         return {row["watchId"]: row for row in registry.snapshot(tasks)} if registry is not None else {}

@@ -9,11 +9,12 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
-from a2aconsole.web import task_index
+from a2aconsole.core import pending
+from a2aconsole.web import scope, task_index
 from a2aconsole.web.live import Changes, LivePage, Tab, register
 from a2aconsole.web.live.fragments import RENDERED, WATCH_ANSWER, delete, outcomes
 from a2aconsole.web.live.frames import ROWS_PER_FRAGMENT, batches
-from a2aconsole.web.views import scope, watches
+from a2aconsole.web.views import watches
 
 TABLES_KEPT = 8  # watch tables kept for tabs rendering the same search at the same moment
 ANSWERS_KEPT = 4  # answer panels a watches tab keeps current: the one it shows, and a few it just replaced
@@ -84,7 +85,7 @@ class WatchesLive(LivePage):
     def _files(spaces: list[Any] | None = None) -> tuple[tuple[str, tuple[object, ...]], ...]:
         """Each workspace's pending.json (and its journal) as the file system knows it: the watches are as before
         while it is."""
-        return tuple((str(ws.root), ws.pending_stamp()) for ws in spaces or scope.all_workspaces())
+        return tuple((str(ws.root), pending.stamp(ws)) for ws in spaces or scope.all_workspaces())
 
     def _remember(self, tab: Tab, ctx: dict[str, Any]) -> None:
         tab.memo["shown"] = [r["watch_id"] for r in ctx["rows"]]

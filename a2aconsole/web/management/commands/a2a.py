@@ -23,7 +23,7 @@ from a2aconsole.core.tool.schema import ACTIONS, ARGUMENTS, TARGET_HELP, TOOL_SC
 from a2aconsole.core.tool.tool import A2ATool
 from a2aconsole.core.watches.control import PendingFileWatches
 from a2aconsole.web.chats import resolve, unknown, value_of
-from a2aconsole.web.runtime import console_state_paths
+from a2aconsole.web.process.runtime import console_state_paths
 
 
 def target_of(target_id: str) -> ChatTarget | None:

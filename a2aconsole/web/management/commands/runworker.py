@@ -11,8 +11,8 @@ from channels.management.commands import runworker
 from channels.worker import Worker
 from django.conf import settings
 
-from a2aconsole.web.metrics_server import start_metrics_server
-from a2aconsole.web.runtime import WORKER_CHANNEL, start_worker, stop_worker
+from a2aconsole.web.process.metrics_server import start_metrics_server
+from a2aconsole.web.process.runtime import WORKER_CHANNEL, start_worker, stop_worker
 
 
 class WatchingWorker(Worker):

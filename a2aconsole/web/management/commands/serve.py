@@ -1,6 +1,6 @@
 """`manage.py serve`: the embedded default. One process: migrations, daphne (HTTP + WebSocket), the worker.
 
-Daphne does not run ASGI lifespan events, so the background work (`a2aconsole.web.background`) is started
+Daphne does not run ASGI lifespan events, so the background work (`a2aconsole.web.process.background`) is started
 here once daphne listens, on daphne's own event loop, and stopped before the reactor shuts down
 (SIGINT / SIGTERM, handled by Twisted).
 """
@@ -102,10 +102,12 @@ class Command(BaseCommand):
         return owner.issue_setup_token()
 
     def _serve(self, host: str, port: int, setup_token: str | None) -> None:
+        # at serve time, not when manage.py lists its commands: daphne installs twisted's asyncio reactor before
+        # anything imports one, and the ASGI application is built once, here
         from twisted.internet import defer, reactor
 
         from a2aconsole.asgi import application
-        from a2aconsole.web import background
+        from a2aconsole.web.process import background
         from a2aconsole.web.server import Server
 
         started: dict[str, asyncio.Task[None]] = {}

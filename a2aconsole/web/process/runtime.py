@@ -24,6 +24,7 @@ import contextlib
 import logging
 import os
 import weakref
+from collections import Counter as Tally
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,7 @@ from a2aconsole.core.clock import Clock, SystemClock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import ALL_GROUP, EventSink
 from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.metrics import REGISTRY
 from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.core.remote.client import Remote, new_http_client
 from a2aconsole.core.tasks import cancel_and_wait
@@ -48,6 +50,12 @@ from a2aconsole.core.watches.delivery import ResultDelivery
 from a2aconsole.core.watches.file_watch import WorkspaceFileWatch
 from a2aconsole.core.watches.lease import HEARTBEAT, RedisLeaseStore, WorkerLeases
 from a2aconsole.core.watches.registry import WatchRegistry
+from a2aconsole.web import broadcast
+from a2aconsole.web.broadcast import ChannelsBroadcast, notify
+from a2aconsole.web.chats import enabled_workspaces
+from a2aconsole.web.delivery.targets import TargetDelivery
+from a2aconsole.web.metrics import WatchCollector
+from a2aconsole.web.process import wakeups
 from a2aconsole.web.push_check import PushBaseCheck
 
 log = logging.getLogger(__name__)
@@ -192,7 +200,7 @@ class Runtime:
             self.spawn(self._rescan_forever())
             if self.leases.expires:
                 self.spawn(self._keep_leases_forever())
-                self.spawn(self._listen_for_wakeups())
+                self.spawn(wakeups.listen(self))
         return self.registry
 
     async def _keep_leases_forever(self) -> None:
@@ -216,27 +224,6 @@ class Runtime:
                 log.info("watch worker: took the lease of %s; restoring its watches", ws.root)
                 await self.registry.rescan(ws)
 
-    async def _listen_for_wakeups(self) -> None:
-        """Wake-ups sent to this worker's own channel (the holder's, named in its leases)."""
-        from a2aconsole.web.worker import dispatch
-
-        layer = get_channel_layer()
-        if layer is None:
-            return
-        while self.registry is not None and not self.registry.stopped:
-            try:
-                message = await layer.receive(self.leases.holder)
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:
-                log.warning("watch worker: receiving wake-ups failed (%s); retrying", type(e).__name__)
-                await self.clock.sleep(1.0)
-                continue
-            try:
-                await dispatch(message, self)
-            except Exception:
-                log.exception("watch worker: a wake-up failed")
-
     async def _rescan_forever(self) -> None:
         """Records a missed wake-up announced (or the CLI wrote) are found here; so are new chat targets."""
         while self.registry is not None and not self.registry.stopped:
@@ -254,8 +241,6 @@ class Runtime:
         minute's rescan; a changed agents.json also refreshes the open pages (they re-read the file)."""
         await self.rescan([workspace])
         if "agents.json" in names:
-            from a2aconsole.web.broadcast import notify
-
             await notify([ALL_GROUP], {"kind": "agents.changed", "workspace": str(workspace.root)})
 
     async def rescan(self, workspaces: list[Workspace]) -> None:
@@ -281,21 +266,9 @@ class Runtime:
             await self.registry.stop()
         await cancel_and_wait(*self._tasks)
         await self.leases.aclose()
-        from a2aconsole.web import broadcast
 
         await broadcast.close()  # the events still queued are written
         await self.http.aclose()
-
-
-def enabled_workspaces() -> list[Workspace]:
-    """The console's workspace and every enabled chat target's, once each (sync: call from a thread)."""
-    from a2aconsole.web.models import ChatTarget
-
-    seen: dict[Workspace, None] = {Workspace(settings.WORKSPACE_DIR): None}
-    for path in ChatTarget.objects.filter(enabled=True).values_list("workspace", flat=True):
-        if path:
-            seen.setdefault(Workspace(path), None)
-    return list(seen)
 
 
 def console_state_paths() -> list[Path]:
@@ -317,14 +290,12 @@ def build_runtime(
     events: EventSink | None = None,
 ) -> Runtime:
     """Every part of the process, passed in explicitly (tests swap the clock, delivery or sink)."""
-    from a2aconsole.web.broadcast import ChannelsBroadcast
-    from a2aconsole.web.delivery import TargetDelivery
 
     cs = client_settings or settings.A2A_CLIENT
     clock = clock or SystemClock()
     http = new_http_client(cs.response_limit, cs.call_timeout)
     remote = Remote(http, call_timeout=cs.call_timeout, card_timeout=cs.card_timeout_seconds)
-    delivery = delivery or TargetDelivery()
+    delivery = delivery or TargetDelivery(http=http)
     events = events or ChannelsBroadcast()
     tool = A2ATool(remote, cs, ChannelWatches(), events, clock, private_paths=console_state_paths())
     redis_url = os.environ.get("REDIS_URL", "")
@@ -359,6 +330,19 @@ def live_runtimes() -> list[Runtime]:
         except RuntimeError:  # a loop's runtime came or went meanwhile
             continue
     return []
+
+
+def _watch_tally() -> Tally[tuple[str, str]]:
+    """The watches every live runtime's registry follows, by source and state (`WatchCollector`)."""
+    tally: Tally[tuple[str, str]] = Tally()
+    for rt in live_runtimes():
+        registry = rt.registry
+        if registry is not None and not registry.stopped:
+            tally.update(registry.tally())
+    return tally
+
+
+REGISTRY.register(WatchCollector(_watch_tally))
 
 
 def install_runtime(rt: Runtime) -> Runtime:

@@ -16,7 +16,7 @@ import httpx
 
 from a2aconsole.core.clock import Clock, SystemClock
 from a2aconsole.core.pending.records import WatchRecord
-from a2aconsole.web.backends import shared_http
+from a2aconsole.web.delivery.http import fallback_http
 
 if TYPE_CHECKING:
     from a2aconsole.web.models import ChatTarget
@@ -109,7 +109,7 @@ class TelegramBackend:
         return True
 
     async def _send(self, target: ChatTarget, url: str, chat_id: object, text: str) -> bool:
-        client = self.http or shared_http()
+        client = self.http or fallback_http()
         for attempt in range(1, self.max_attempts + 1):
             try:
                 resp = await client.post(url, json={"chat_id": chat_id, "text": text}, timeout=self.timeout)

@@ -1,29 +1,30 @@
-"""The watch worker as a Channels consumer on the `a2a-watches` channel (`manage.py runworker a2a-watches`).
+"""Wake-ups: the messages web processes send the watch worker, and how it handles them.
 
-Web processes without the registry send it wake-ups; the messages only say where to look, since the
-files are the truth and channel messages are at-most-once. `manage.py runworker` (our subclass) starts the
-registry, restoring every enabled workspace, before it listens; it also rescans the files every minute.
-
-Messages: `watch.arm` / `watch.stop` {workspace} (re-read that pending.json), `watch.push` {workspace,
-watch_id} (a push the web process verified), `watch.rescan` {workspace?}, `target.flush` {target, workspace}.
-They arrive on the shared channel or, with Redis leases, on the lease holder's own channel (`dispatch`). A
-message about a workspace whose lease another worker holds is handed to that worker's channel once; with no
-holder to name (file leases) it is dropped, and the holder finds the change at its own rescan.
+Web processes without the registry send them; the messages only say where to look, since the files are the
+truth and channel messages are at-most-once. `watch.arm` / `watch.stop` {workspace} (re-read that
+pending.json), `watch.push` {workspace, watch_id} (a push the web process verified), `watch.rescan`
+{workspace?}, `target.flush` {target, workspace}. They arrive on the shared channel (`worker.WatchWorker`) or,
+with Redis leases, on the lease holder's own channel (`listen`). A message about a workspace whose lease
+another worker holds is handed to that worker's channel once; with no holder to name (file leases) it is
+dropped, and the holder finds the change at its own rescan.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from channels.consumer import AsyncConsumer
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
 from a2aconsole.core.chat import ChatTarget
 from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.web.runtime import Runtime, enabled_workspaces, start_worker
+from a2aconsole.web.chats import enabled_workspaces
+
+if TYPE_CHECKING:
+    from a2aconsole.web.process.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -94,21 +95,30 @@ HANDLERS: dict[str, Callable[[Runtime, dict[str, Any]], Awaitable[None]]] = {
 }
 
 
-async def dispatch(message: dict[str, Any], rt: Runtime | None = None) -> None:
-    """Handle one wake-up in a worker (this loop's, unless given); an unknown message is logged and dropped."""
+async def dispatch(message: dict[str, Any], rt: Runtime) -> None:
+    """Handle one wake-up in the worker `rt`; an unknown message is logged and dropped."""
     handler = HANDLERS.get(str(message.get("type")))
     if handler is None:
         log.warning("watch worker: ignoring a message of unknown type")
         return
-    rt = rt or await start_worker()
-    if rt is not None:
-        await handler(rt, message)
+    await handler(rt, message)
 
 
-class WatchWorker(AsyncConsumer):
-    """The shared `a2a-watches` channel's consumer: every message type goes to `dispatch`."""
-
-    async def watch_arm(self, message: dict[str, Any]) -> None:
-        await dispatch(message)
-
-    watch_stop = watch_rescan = watch_push = target_flush = watch_arm
+async def listen(rt: Runtime) -> None:
+    """Wake-ups sent to this worker's own channel (the holder's, named in its leases)."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    while rt.registry is not None and not rt.registry.stopped:
+        try:
+            message = await layer.receive(rt.leases.holder)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            log.warning("watch worker: receiving wake-ups failed (%s); retrying", type(e).__name__)
+            await rt.clock.sleep(1.0)
+            continue
+        try:
+            await dispatch(message, rt)
+        except Exception:
+            log.exception("watch worker: a wake-up failed")

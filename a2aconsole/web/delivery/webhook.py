@@ -19,7 +19,7 @@ import httpx
 from a2aconsole.core.clock import Clock, SystemClock
 from a2aconsole.core.files.agents import is_http_url, mask_url
 from a2aconsole.core.pending.records import WatchRecord
-from a2aconsole.web.backends import shared_http
+from a2aconsole.web.delivery.http import fallback_http
 
 if TYPE_CHECKING:
     from a2aconsole.web.models import ChatTarget
@@ -84,7 +84,7 @@ class WebhookBackend:
         if record is not None:
             headers["Idempotency-Key"] = record.watch_id
         try:
-            resp = await (self.http or shared_http()).post(url, content=body, headers=headers, timeout=self.timeout)
+            resp = await (self.http or fallback_http()).post(url, content=body, headers=headers, timeout=self.timeout)
         except httpx.HTTPError as e:
             log.warning("webhook delivery to %s (target %s) failed: %s", mask_url(url), target.id, type(e).__name__)
             return False

@@ -18,7 +18,7 @@ from prometheus_client.exposition import ThreadingWSGIServer
 
 from a2aconsole.core.metrics import REGISTRY
 from a2aconsole.core.metrics_access import MetricsAccess
-from a2aconsole.web import metrics as _families  # noqa: F401  (registers the console's families)
+from a2aconsole.web import metrics as _families  # noqa: F401  (registers the console's families
 
 log = logging.getLogger(__name__)
 

@@ -11,6 +11,9 @@ import logging
 
 from django.conf import settings
 
+from a2aconsole.web.inbound import start_listening, stop_listening
+from a2aconsole.web.process.runtime import start_worker, stop_worker, wake_worker, worker_mode
+
 log = logging.getLogger(__name__)
 
 
@@ -19,8 +22,6 @@ async def start() -> None:
 
     With `A2AClient__Enabled=false` nothing is armed or restored; it only logs that the client is off.
     """
-    from a2aconsole.web.inbound import start_listening
-    from a2aconsole.web.runtime import start_worker, wake_worker, worker_mode
 
     await start_listening()  # a2a.inbound hop messages from hosts inside this process (chat targets work)
     if not settings.A2A_CLIENT.enabled:
@@ -35,8 +36,6 @@ async def start() -> None:
 
 async def stop() -> None:
     """Stop the registry (idempotent): no loop starts afterwards and every record stays in pending.json."""
-    from a2aconsole.web.inbound import stop_listening
-    from a2aconsole.web.runtime import stop_worker
 
     await stop_listening()
     await stop_worker()

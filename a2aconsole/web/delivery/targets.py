@@ -5,7 +5,7 @@
 `pending.json`, and the registry retries it with backoff and on the target's next session start. A watch's
 record sits in its workspace's `pending.json`, so delivering never looks a workspace up; only the target's
 row is read, with an async call.
-The `web` backend is built in here; other backends add themselves to `BACKENDS` from their own modules.
+The `web` backend is built in here; `telegram` and `webhook` have their own modules.
 """
 
 from __future__ import annotations
@@ -13,13 +13,17 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
+import httpx
 from channels.db import database_sync_to_async
 
 from a2aconsole.core.chat import CONSOLE_TARGET
 from a2aconsole.core.events import target_group
 from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.core.results import PREVIEW_CHARS, preview
+from a2aconsole.web.bootstrap import ensure_console_target
 from a2aconsole.web.broadcast import notify
+from a2aconsole.web.delivery.telegram import TelegramBackend
+from a2aconsole.web.delivery.webhook import WebhookBackend
 from a2aconsole.web.metrics import DeliveryCount
 from a2aconsole.web.models import ChatTarget, InboxItem
 
@@ -72,18 +76,9 @@ class InboxBackend:
         return InboxItem.objects.create(target=target, **fields)
 
 
-BACKENDS: dict[str, Backend] = {"web": InboxBackend()}
-
-from a2aconsole.web.backends import telegram, webhook  # noqa: E402  (chat targets work)
-
-BACKENDS.update(telegram=telegram.TelegramBackend(), webhook=webhook.WebhookBackend())
-
-
 def _target_row(target_id: str) -> ChatTarget | None:
     row = ChatTarget.objects.filter(pk=target_id).first()
     if row is None and target_id == CONSOLE_TARGET:
-        from a2aconsole.web.bootstrap import ensure_console_target
-
         row = ensure_console_target()
     return row
 
@@ -91,8 +86,11 @@ def _target_row(target_id: str) -> ChatTarget | None:
 class TargetDelivery:
     """The `ResultDelivery` of the console: routes each text by its target's backend."""
 
-    def __init__(self, backends: dict[str, Backend] | None = None) -> None:
-        self.backends = backends if backends is not None else BACKENDS
+    def __init__(self, backends: dict[str, Backend] | None = None, http: httpx.AsyncClient | None = None) -> None:
+        """`backends` by name (the console's three unless given); `http`: the runtime's client, for theirs."""
+        if backends is None:
+            backends = {"web": InboxBackend(), "telegram": TelegramBackend(http), "webhook": WebhookBackend(http)}
+        self.backends = backends
         self.count = DeliveryCount()
 
     async def deliver(self, target: str, text: str, record: WatchRecord | None = None) -> bool:
@@ -127,4 +125,4 @@ class TargetDelivery:
             log.exception("keeping a copy of a delivered result for %s failed", row.id)
 
 
-__all__ = ["BACKENDS", "Backend", "InboxBackend", "TargetDelivery"]
+__all__ = ["Backend", "InboxBackend", "TargetDelivery"]

@@ -12,9 +12,11 @@ from django.conf import settings
 from django.http import Http404
 
 from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.web.bootstrap import ensure_console_target
 from a2aconsole.web.chats import aresolve, unknown
 from a2aconsole.web.history import dom_id
 from a2aconsole.web.models import ChatTarget
+from a2aconsole.web.process.runtime import get_runtime
 
 
 def console_workspace() -> Workspace:
@@ -23,7 +25,6 @@ def console_workspace() -> Workspace:
 
 def console_target() -> ChatTarget:
     """The default chat of the console (created on first use, like `manage.py serve` does at start)."""
-    from a2aconsole.web.bootstrap import ensure_console_target
 
     return ensure_console_target()
 
@@ -46,7 +47,6 @@ def all_workspaces() -> list[Workspace]:
 
 def tool() -> Any:
     """The process's tool object (the same the CLI and the API use)."""
-    from a2aconsole.web.runtime import get_runtime
 
     return get_runtime().tool
 

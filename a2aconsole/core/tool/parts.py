@@ -1,0 +1,22 @@
+"""What the tool's actions in their own modules (`cancel`, `unwatch`) use of the tool: its watch control, its
+connections, its clock and its way to answer with a task's outcome. A protocol, so they need not import it."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from a2aconsole.core.clock import Clock
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.remote.pool import ConnectionPool
+from a2aconsole.core.remote.values import TaskSnapshot
+from a2aconsole.core.watches.control import WatchControl
+
+
+class ToolParts(Protocol):
+    watches: WatchControl
+    pool: ConnectionPool
+    clock: Clock
+
+    async def finish(self, task: TaskSnapshot, agent: str, workspace: Workspace, target: str) -> dict[str, Any]:
+        """A task's outcome as an answer, its event emitted."""
+        ...
