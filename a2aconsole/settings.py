@@ -21,7 +21,7 @@ from a2aconsole.core.config import (
     parse_timespan,
 )
 from a2aconsole.core.errors import ConfigError
-from a2aconsole.core.files.atomic import atomic_write, lock_for, read_bytes
+from a2aconsole.core.files import atomic_write, lock_for, read_bytes
 from a2aconsole.core.metrics_access import load_metrics_access, load_metrics_listen
 from a2aconsole.public_site import PublicSite, load_public_site
 from a2aconsole.web.request_log import CLIENT_ERROR_LOGGERS

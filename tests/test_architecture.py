@@ -1,5 +1,6 @@
-"""The shape of the code that import-linter does not see (its contracts, run by `make lint`, are in
-pyproject.toml): an import of one of our modules inside a function hides a dependency, so each says why."""
+"""The shape of the code that import-linter's contracts (pyproject.toml, run by `make lint`) do not say: each wing
+of the core has one door, and an import of one of our modules inside a function hides a dependency, so each
+says why."""
 
 from __future__ import annotations
 
@@ -9,6 +10,40 @@ from pathlib import Path
 import a2aconsole
 
 ROOT = Path(a2aconsole.__file__).parent
+WINGS = ("files", "remote", "pending", "tool", "watches")
+
+
+def wing_internals_imported(source: str, wing: str | None) -> list[str]:
+    """The modules inside a core wing that `source` (a module of `wing`, or of none) imports past the wing's door
+    (its package)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        names = []
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[:2] == ["a2aconsole", "core"] and len(parts) > 3 and parts[2] in WINGS and parts[2] != wing:
+                found.append(name)
+    return found
+
+
+def test_each_wing_is_entered_by_its_door() -> None:
+    """`from a2aconsole.core.watches import WatchRegistry`, never `...watches.registry`, outside the wing."""
+    bad = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT).parts
+        wing = rel[1] if rel[0] == "core" and len(rel) > 2 and rel[1] in WINGS else None
+        found = wing_internals_imported(path.read_text(encoding="utf-8"), wing)
+        if found:
+            bad["/".join(rel)] = found
+    assert bad == {}
+    assert wing_internals_imported("from a2aconsole.core.pending.store import STORE\n", None) == [
+        "a2aconsole.core.pending.store"
+    ]
+    assert wing_internals_imported("from a2aconsole.core.pending.store import STORE\n", "pending") == []
 
 
 def _ours(node: ast.stmt) -> bool:

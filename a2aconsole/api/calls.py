@@ -19,7 +19,7 @@ from typing import Any
 from a2aconsole.core.chat import MAX_HOPS
 from a2aconsole.core.data_parts import send_data
 from a2aconsole.core.errors import ToolError
-from a2aconsole.core.tool.schema import ARGUMENT, MAX_REF, NOT_BLANK, SEND_NEEDS, TOOL_SCHEMA, needs
+from a2aconsole.core.tool import ARGUMENT, MAX_REF, NOT_BLANK, SEND_NEEDS, TOOL_SCHEMA, needs
 
 _HOPS = {
     "type": "integer",

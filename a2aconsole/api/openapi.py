@@ -11,7 +11,7 @@ from typing import Any
 from a2aconsole.api.answers import RESULT, SCHEMAS
 from a2aconsole.api.calls import call_schema
 from a2aconsole.api.idempotency import HEADER, MAX_KEY, REPLAYED
-from a2aconsole.core.tool.schema import TARGET_HELP, TOOL_SCHEMA
+from a2aconsole.core.tool import TARGET_HELP, TOOL_SCHEMA
 
 TOOL_PATH = "/api/v1/targets/{targetId}/tool"
 

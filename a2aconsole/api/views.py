@@ -27,7 +27,7 @@ from a2aconsole.api.calls import BadCall, ToolCall, parse_call
 from a2aconsole.api.errors import error, methods
 from a2aconsole.api.openapi import openapi_document, tool_definition
 from a2aconsole.core.chat import ChatTarget as Chat
-from a2aconsole.core.watches.registry import FLUSH_DELAY
+from a2aconsole.core.watches import FLUSH_DELAY
 from a2aconsole.web import db_threads
 from a2aconsole.web.broadcast import deferred_events
 from a2aconsole.web.chats import value_of

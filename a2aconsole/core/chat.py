@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.files import Workspace
 
 CONSOLE_TARGET = "console"  # the console's own chat, over settings.WORKSPACE_DIR
 MAX_HOPS = 1000  # the largest inbound hop count a host may report

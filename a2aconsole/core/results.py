@@ -20,10 +20,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from a2aconsole.core.data_parts import JsonCut, event_data_parts, first_chars
-from a2aconsole.core.files.agents import is_http_url
-from a2aconsole.core.files.inbox import InboxFolder, OutsideWorkspace
-from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.core.remote.values import MessageValue, PartValue, TaskSnapshot
+from a2aconsole.core.files import InboxFolder, OutsideWorkspace, Workspace, is_http_url
+from a2aconsole.core.remote import MessageValue, PartValue, TaskSnapshot
 
 TERMINAL = frozenset({"completed", "failed", "canceled", "rejected"})
 INTERRUPTED = frozenset({"input-required", "auth-required"})

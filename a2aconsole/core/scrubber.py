@@ -24,9 +24,8 @@ from typing import Any
 
 from a2aconsole.core import pending
 from a2aconsole.core.events import Event
-from a2aconsole.core.files.atomic import Signature, file_signature
-from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.core.pending.store import STORE
+from a2aconsole.core.files import Signature, Workspace, file_signature
+from a2aconsole.core.pending import STORE
 
 MASK = "***"
 MIN_SECRET = 8

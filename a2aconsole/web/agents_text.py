@@ -10,8 +10,7 @@ import json
 import re
 from typing import Any
 
-from a2aconsole.core.files.agents import mask_url
-from a2aconsole.core.files.workspace import AgentsFile
+from a2aconsole.core.files import AgentsFile, mask_url
 
 HIDDEN_KEY = "(hidden: the key stays as it is)"
 HIDDEN_URL_PARTS = " (+ hidden parts, kept)"

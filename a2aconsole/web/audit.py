@@ -15,7 +15,7 @@ from typing import Any
 from django.db import transaction
 from django.http import HttpRequest
 
-from a2aconsole.core.files.agents import mask_url
+from a2aconsole.core.files import mask_url
 from a2aconsole.web.models import AuditEntry
 
 log = logging.getLogger(__name__)

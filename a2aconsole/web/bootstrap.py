@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import connections
 
 from a2aconsole.core.chat import CONSOLE_TARGET
-from a2aconsole.core.files.atomic import lock_for
+from a2aconsole.core.files import lock_for
 from a2aconsole.web.models import ChatTarget
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from urllib.parse import parse_qsl, urlsplit
 from django.db import transaction
 from django.db.models import Max
 
-from a2aconsole.core.files.agents import AgentEntry, is_http_url, mask_url
+from a2aconsole.core.files import AgentEntry, is_http_url, mask_url
 from a2aconsole.core.scrubber import Scrubber
 from a2aconsole.web.models import CardSnapshot
 

@@ -17,7 +17,7 @@ from django import forms
 from django.conf import settings
 
 from a2aconsole.core.chat import CONSOLE_TARGET
-from a2aconsole.core.files.agents import is_http_url, mask_url
+from a2aconsole.core.files import is_http_url, mask_url
 from a2aconsole.web.delivery.webhook import new_secret
 from a2aconsole.web.models import ChatTarget, target_id_validator
 

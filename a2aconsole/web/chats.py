@@ -12,7 +12,7 @@ from __future__ import annotations
 from django.conf import settings
 
 from a2aconsole.core.chat import CONSOLE_TARGET, ChatTarget
-from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.files import Workspace
 from a2aconsole.web.models import ChatTarget as ChatTargetRow
 
 

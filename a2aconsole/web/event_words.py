@@ -9,7 +9,7 @@ from typing import Any
 from django.utils import timezone
 
 from a2aconsole.core.ends import end_word
-from a2aconsole.core.watches.heard import parse_at
+from a2aconsole.core.watches import parse_at
 
 FOLLOWING = {"push": "by push", "subscribe": "by its stream", "poll": "by polling"}
 # how a watch ended (`core.ends.end_word`), with why where the word alone does not say it

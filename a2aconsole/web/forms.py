@@ -8,8 +8,8 @@ from django import forms
 
 from a2aconsole.core.data_parts import send_data
 from a2aconsole.core.errors import ToolError
-from a2aconsole.core.files.agents import NAME_MAX_LENGTH, NAME_PATTERN, is_http_url, is_origin, origin
-from a2aconsole.core.tool.schema import ARGUMENTS, SEND_NEEDS, Argument
+from a2aconsole.core.files import NAME_MAX_LENGTH, NAME_PATTERN, is_http_url, is_origin, origin
+from a2aconsole.core.tool import ARGUMENTS, SEND_NEEDS, Argument
 
 
 class AgentForm(forms.Form):

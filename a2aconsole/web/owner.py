@@ -19,7 +19,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth.password_validation import validate_password
 
-from a2aconsole.core.files.atomic import atomic_write, lock_for, read_bytes
+from a2aconsole.core.files import atomic_write, lock_for, read_bytes
 
 OWNER_USERNAME = "owner"
 

@@ -14,9 +14,8 @@ import threading
 from pathlib import Path
 
 from a2aconsole.core import pending
-from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.core.pending import PendingFile
-from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.files import Workspace
+from a2aconsole.core.pending import PendingFile, WatchRecord
 
 _lock = threading.Lock()
 _parsed: dict[Path, tuple[tuple[object, ...], PendingFile]] = {}

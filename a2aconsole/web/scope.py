@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.http import Http404
 
-from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.files import Workspace
 from a2aconsole.web.bootstrap import ensure_console_target
 from a2aconsole.web.chats import aresolve, unknown
 from a2aconsole.web.history import dom_id

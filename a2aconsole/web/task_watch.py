@@ -8,9 +8,8 @@ from collections.abc import Collection, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from a2aconsole.core.pending.records import WatchRecord
-from a2aconsole.core.watches.control import same_watch
-from a2aconsole.core.watches.heard import News, news_of
+from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.watches import News, news_of, same_watch
 from a2aconsole.web import pending_cache, scope
 
 

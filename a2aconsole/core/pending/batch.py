@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.files import Workspace
 from a2aconsole.core.pending.changes import PendingTx
 from a2aconsole.core.pending.store import STORE
 

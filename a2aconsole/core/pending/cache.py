@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from a2aconsole.core.files.atomic import Signature
+from a2aconsole.core.files import Signature
 from a2aconsole.core.pending.keys import WatchKeys
 from a2aconsole.core.pending.records import WatchRecord
 

@@ -11,8 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from a2aconsole.core.files.atomic import read_bytes, version_of
-from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.files import Workspace, read_bytes, version_of
 from a2aconsole.core.pending.changes import PendingTx
 from a2aconsole.core.pending.journal import with_journal
 from a2aconsole.core.pending.paths import file_path, journal_path

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from a2aconsole.core.files.atomic import version_of
+from a2aconsole.core.files import version_of
 from a2aconsole.core.pending.changes import Op, PendingTx
 from a2aconsole.core.pending.records import WatchRecord, record_problem
 

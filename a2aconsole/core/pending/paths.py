@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from a2aconsole.core.files.workspace import Workspace
+    from a2aconsole.core.files import Workspace
 
 FILE_NAME = "pending.json"
 JOURNAL_NAME = "pending.journal"

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import a2aconsole.core.pending.journal as pending_journal  # its limit, set lower by tests
 from a2aconsole.core.errors import FileFormatError
-from a2aconsole.core.files.atomic import Signature, append_locked, read_bytes, stat_signature, version_of, write_locked
+from a2aconsole.core.files import Signature, append_locked, read_bytes, stat_signature, version_of, write_locked
 from a2aconsole.core.pending.cache import Cache, Overlay, Text
 from a2aconsole.core.pending.changes import PendingTx
 from a2aconsole.core.pending.journal import journal_ops, line
@@ -31,7 +31,7 @@ from a2aconsole.core.pending.paths import file_path, journal_path
 from a2aconsole.core.pending.records import WatchRecord, parse_pending
 
 if TYPE_CHECKING:
-    from a2aconsole.core.files.workspace import Workspace
+    from a2aconsole.core.files import Workspace
 
 _TOKEN = "pushToken"
 _PLAIN = (str, type(None))  # 1 == True == 1.0 but their JSON differs: numbers are not kept

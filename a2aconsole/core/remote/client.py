@@ -58,8 +58,7 @@ from a2aconsole.core import metrics
 from a2aconsole.core.clock import Clock, SystemClock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.errors import A2AConsoleError
-from a2aconsole.core.files.agents import AgentEntry, mask_url, origin
-from a2aconsole.core.files.attachments import Attachment
+from a2aconsole.core.files import AgentEntry, Attachment, mask_url, origin
 from a2aconsole.core.remote.answer_budget import AnswerEncoded, AnswerTooLarge, bound_answers, megabytes
 from a2aconsole.core.remote.limits import CALLS_TOTAL, STREAMS_TOTAL
 from a2aconsole.core.remote.log_masking import mask_urls

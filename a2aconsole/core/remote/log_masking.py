@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import re
 
-from a2aconsole.core.files.agents import mask_url
+from a2aconsole.core.files import mask_url
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
 _BOT_TOKEN = re.compile(r"/bot[^/\s]+/")

@@ -11,9 +11,7 @@ from __future__ import annotations
 import asyncio
 
 from a2aconsole.core.clock import Clock, SystemClock
-from a2aconsole.core.files.agents import AgentEntry
-from a2aconsole.core.files.atomic import Signature, file_signature
-from a2aconsole.core.files.workspace import AgentsFile, Workspace
+from a2aconsole.core.files import AgentEntry, AgentsFile, Signature, Workspace, file_signature
 from a2aconsole.core.remote.client import Connection, Remote
 
 _Key = tuple[str, str]  # (the workspace's cache key, the agent's name)

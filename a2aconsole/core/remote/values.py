@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from a2aconsole.core.files.attachments import Attachment
+from a2aconsole.core.files import Attachment
 
 
 @dataclass(frozen=True, slots=True)

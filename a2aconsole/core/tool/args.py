@@ -9,8 +9,7 @@ from typing import Any
 
 from a2aconsole.core.data_parts import send_data
 from a2aconsole.core.errors import ToolError
-from a2aconsole.core.files.agents import AgentEntry
-from a2aconsole.core.files.workspace import AgentsFile, Workspace
+from a2aconsole.core.files import AgentEntry, AgentsFile, Workspace
 from a2aconsole.core.tool.schema import SEND_NEEDS
 
 

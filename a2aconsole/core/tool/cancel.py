@@ -16,15 +16,13 @@ from typing import Any
 
 from a2aconsole.core import pending
 from a2aconsole.core.errors import FileFormatError, ToolError
-from a2aconsole.core.files.workspace import AgentsFile, Workspace
-from a2aconsole.core.pending.changes import PendingTx
-from a2aconsole.core.remote.client import Connection, RemoteError
-from a2aconsole.core.remote.values import TaskSnapshot
+from a2aconsole.core.files import AgentsFile, Workspace
+from a2aconsole.core.pending import PendingTx
+from a2aconsole.core.remote import Connection, RemoteError, TaskSnapshot
 from a2aconsole.core.results import is_terminal
 from a2aconsole.core.tool.args import agent_entry, task_id_of
 from a2aconsole.core.tool.parts import ToolParts
-from a2aconsole.core.watches.control import same_watch
-from a2aconsole.core.watches.push import end_push
+from a2aconsole.core.watches import end_push, same_watch
 
 CANCEL_REQUESTED = "cancelRequested"  # a watch record's mark: when a cancel was asked for and not yet confirmed
 # what an agent's refusal of CancelTask comes as; any other failure means it was not reached (or not understood)

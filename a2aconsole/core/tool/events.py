@@ -10,7 +10,7 @@ from typing import Any
 
 from a2aconsole.core.clock import Clock
 from a2aconsole.core.events import ERROR, Event, EventSink
-from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.files import Workspace
 from a2aconsole.core.scrubber import Scrubbers
 
 log = logging.getLogger(__name__)

@@ -6,10 +6,9 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from a2aconsole.core.clock import Clock
-from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.core.remote.pool import ConnectionPool
-from a2aconsole.core.remote.values import TaskSnapshot
-from a2aconsole.core.watches.control import WatchControl
+from a2aconsole.core.files import Workspace
+from a2aconsole.core.remote import ConnectionPool, TaskSnapshot
+from a2aconsole.core.watches import WatchControl
 
 
 class ToolParts(Protocol):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from a2aconsole.core.data_parts import MAX_DATA
-from a2aconsole.core.files.agents import NAME_MAX_LENGTH
+from a2aconsole.core.files import NAME_MAX_LENGTH
 
 ACTIONS = ("agents", "send", "status", "cancel", "unwatch")
 

@@ -13,15 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from a2aconsole.core import pending
 from a2aconsole.core.errors import FileFormatError
-from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.core.pending.records import WatchRecord
-from a2aconsole.core.pending.sending import clear_sending, is_mine, mark_sending
-from a2aconsole.core.remote.values import new_id
+from a2aconsole.core.files import Workspace
+from a2aconsole.core.pending import WatchRecord, clear_sending, is_mine, mark_sending
+from a2aconsole.core.remote import new_id
 from a2aconsole.core.results import WORKING_NOTE
-from a2aconsole.core.watches.control import WatchControl
+from a2aconsole.core.watches import WatchControl
 
 if TYPE_CHECKING:
-    from a2aconsole.core.watches.follower import Follower
+    from a2aconsole.core.watches import Follower
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from a2aconsole.core import pending
-from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.files import Workspace
+from a2aconsole.core.pending import WatchRecord
 
 
 def age(started_at: str, now: datetime) -> str:

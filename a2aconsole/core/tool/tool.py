@@ -25,13 +25,18 @@ from a2aconsole.core.clock import Clock, SystemClock, wait_done
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.errors import A2AConsoleError, FileFormatError, ToolError
 from a2aconsole.core.events import MESSAGE, QUESTION, RESULT, SENT, STATE, EventSink
-from a2aconsole.core.files.agents import AgentEntry
-from a2aconsole.core.files.attachments import read_attachments
-from a2aconsole.core.files.workspace import AgentsFile, Workspace
-from a2aconsole.core.pending.records import WatchRecord
-from a2aconsole.core.remote.client import Connection, Remote, RemoteError, card_json, outgoing_message
-from a2aconsole.core.remote.pool import ConnectionPool
-from a2aconsole.core.remote.values import StatusValue, TaskSnapshot
+from a2aconsole.core.files import AgentEntry, AgentsFile, Workspace, read_attachments
+from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.remote import (
+    Connection,
+    ConnectionPool,
+    Remote,
+    RemoteError,
+    StatusValue,
+    TaskSnapshot,
+    card_json,
+    outgoing_message,
+)
 from a2aconsole.core.results import (
     has_files,
     is_interrupted,
@@ -57,17 +62,18 @@ from a2aconsole.core.tool.send import (
     working_answer,
     write_sending,
 )
-from a2aconsole.core.watches.control import PendingFileWatches, WatchControl
-from a2aconsole.core.watches.follower import (
+from a2aconsole.core.watches import (
     Follower,
+    PendingFileWatches,
     SendHost,
+    WatchControl,
     done,
+    end_push,
     first_check,
     stale_marker,
     stale_status,
     told_already,
 )
-from a2aconsole.core.watches.push import end_push
 
 log = logging.getLogger(__name__)
 

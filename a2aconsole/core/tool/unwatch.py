@@ -14,12 +14,11 @@ import logging
 from typing import Any
 
 from a2aconsole.core.errors import ToolError
-from a2aconsole.core.files.agents import AgentEntry
-from a2aconsole.core.files.workspace import AgentsFile, Workspace
-from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.files import AgentEntry, AgentsFile, Workspace
+from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.tool.args import agent_entry, task_id_of
 from a2aconsole.core.tool.parts import ToolParts
-from a2aconsole.core.watches.push import PUSH_REMOVAL_TIMEOUT, remove_push_config
+from a2aconsole.core.watches import PUSH_REMOVAL_TIMEOUT, remove_push_config
 
 log = logging.getLogger(__name__)
 

@@ -12,10 +12,8 @@ from collections.abc import AsyncIterator
 from typing import Protocol
 
 from a2aconsole.core import pending
-from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.core.pending.changes import PendingTx
-from a2aconsole.core.pending.keys import watch_key
-from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.files import Workspace
+from a2aconsole.core.pending import PendingTx, WatchRecord, watch_key
 
 
 class WatchControl(Protocol):

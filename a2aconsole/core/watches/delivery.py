@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.files import Workspace
+from a2aconsole.core.pending import WatchRecord
 
 
 class ResultDelivery(Protocol):

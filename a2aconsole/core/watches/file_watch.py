@@ -21,8 +21,7 @@ from pathlib import Path
 
 from watchfiles import Change, awatch
 
-from a2aconsole.core.files.atomic import mark_seen, written_here
-from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.files import Workspace, mark_seen, written_here
 from a2aconsole.core.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)

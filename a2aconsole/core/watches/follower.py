@@ -33,15 +33,15 @@ from a2aconsole.core.clock import Clock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.errors import A2AConsoleError
 from a2aconsole.core.events import PROGRESS, STATE, WATCH_UPDATE
-from a2aconsole.core.files.agents import origin
-from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.core.pending.records import WatchRecord
-from a2aconsole.core.remote.client import Connection, RemoteError
-from a2aconsole.core.remote.limits import CallLimits
-from a2aconsole.core.remote.pool import ConnectionPool
-from a2aconsole.core.remote.values import (
+from a2aconsole.core.files import Workspace, origin
+from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.remote import (
     ArtifactUpdate,
+    CallLimits,
+    Connection,
+    ConnectionPool,
     OutgoingMessage,
+    RemoteError,
     StatusUpdate,
     StatusValue,
     TaskEvent,

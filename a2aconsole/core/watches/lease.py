@@ -31,8 +31,7 @@ from typing import Any, Protocol
 
 from a2aconsole.core import metrics
 from a2aconsole.core.clock import Clock, SystemClock
-from a2aconsole.core.files.atomic import try_flock
-from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.files import Workspace, try_flock
 
 log = logging.getLogger(__name__)
 

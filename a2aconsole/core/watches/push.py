@@ -10,8 +10,8 @@ import logging
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from a2aconsole.core.pending.records import WatchRecord
-    from a2aconsole.core.remote.client import Connection
+    from a2aconsole.core.pending import WatchRecord
+    from a2aconsole.core.remote import Connection
 
 log = logging.getLogger(__name__)
 

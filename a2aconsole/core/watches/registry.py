@@ -40,16 +40,9 @@ from a2aconsole.core.events import (
     NullSink,
     watch_event_key,
 )
-from a2aconsole.core.files.agents import origin
-from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.core.pending.batch import PendingBatcher
-from a2aconsole.core.pending.changes import PendingTx
-from a2aconsole.core.pending.records import WatchRecord
-from a2aconsole.core.pending.sending import clear_sending, is_sending, sender_alive
-from a2aconsole.core.remote.client import Remote
-from a2aconsole.core.remote.limits import CallLimits
-from a2aconsole.core.remote.pool import ConnectionPool
-from a2aconsole.core.remote.values import TaskSnapshot
+from a2aconsole.core.files import Workspace, origin
+from a2aconsole.core.pending import PendingBatcher, PendingTx, WatchRecord, clear_sending, is_sending, sender_alive
+from a2aconsole.core.remote import CallLimits, ConnectionPool, Remote, TaskSnapshot
 from a2aconsole.core.results import has_files, is_interrupted, outcome_event, result_text, task_outcome
 from a2aconsole.core.scrubber import Scrubber, Scrubbers
 from a2aconsole.core.watches.control import take_watches

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import httpx
 
-from a2aconsole.core.remote.client import new_http_client
+from a2aconsole.core.remote import new_http_client
 
 _fallback: httpx.AsyncClient | None = None
 

@@ -18,7 +18,7 @@ from channels.db import database_sync_to_async
 
 from a2aconsole.core.chat import CONSOLE_TARGET
 from a2aconsole.core.events import target_group
-from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.results import PREVIEW_CHARS, preview
 from a2aconsole.web.bootstrap import ensure_console_target
 from a2aconsole.web.broadcast import notify

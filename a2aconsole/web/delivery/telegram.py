@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import httpx
 
 from a2aconsole.core.clock import Clock, SystemClock
-from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.pending import WatchRecord
 from a2aconsole.web.delivery.http import fallback_http
 
 if TYPE_CHECKING:

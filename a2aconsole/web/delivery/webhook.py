@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from a2aconsole.core.clock import Clock, SystemClock
-from a2aconsole.core.files.agents import is_http_url, mask_url
-from a2aconsole.core.pending.records import WatchRecord
+from a2aconsole.core.files import is_http_url, mask_url
+from a2aconsole.core.pending import WatchRecord
 from a2aconsole.web.delivery.http import fallback_http
 
 if TYPE_CHECKING:

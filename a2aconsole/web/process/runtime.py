@@ -39,17 +39,21 @@ from a2aconsole.core.chat import ChatTarget
 from a2aconsole.core.clock import Clock, SystemClock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import ALL_GROUP, EventSink
-from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.files import Workspace
 from a2aconsole.core.metrics import REGISTRY
-from a2aconsole.core.pending.records import WatchRecord
-from a2aconsole.core.remote.client import Remote, new_http_client
+from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.remote import Remote, new_http_client
 from a2aconsole.core.tasks import cancel_and_wait
-from a2aconsole.core.tool.tool import A2ATool
-from a2aconsole.core.watches.control import PendingFileWatches
-from a2aconsole.core.watches.delivery import ResultDelivery
-from a2aconsole.core.watches.file_watch import WorkspaceFileWatch
-from a2aconsole.core.watches.lease import HEARTBEAT, RedisLeaseStore, WorkerLeases
-from a2aconsole.core.watches.registry import WatchRegistry
+from a2aconsole.core.tool import A2ATool
+from a2aconsole.core.watches import (
+    HEARTBEAT,
+    PendingFileWatches,
+    RedisLeaseStore,
+    ResultDelivery,
+    WatchRegistry,
+    WorkerLeases,
+    WorkspaceFileWatch,
+)
 from a2aconsole.web import broadcast
 from a2aconsole.web.broadcast import ChannelsBroadcast, notify
 from a2aconsole.web.chats import enabled_workspaces

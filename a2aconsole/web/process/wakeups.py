@@ -20,7 +20,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
 from a2aconsole.core.chat import ChatTarget
-from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.files import Workspace
 from a2aconsole.web.chats import enabled_workspaces
 
 if TYPE_CHECKING:

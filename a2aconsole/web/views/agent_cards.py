@@ -28,9 +28,8 @@ from django.utils.timesince import timesince
 from django.views.decorators.http import require_POST
 
 from a2aconsole.core.errors import A2AConsoleError
-from a2aconsole.core.files.agents import AgentEntry, is_http_url, mask_url, origin
-from a2aconsole.core.files.workspace import AgentsFile
-from a2aconsole.core.remote.client import card_json
+from a2aconsole.core.files import AgentEntry, AgentsFile, is_http_url, mask_url, origin
+from a2aconsole.core.remote import card_json
 from a2aconsole.web import card_history, live, scope
 from a2aconsole.web.models import CardSnapshot
 

@@ -19,8 +19,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from a2aconsole.core.errors import ConflictError, ValidationError
-from a2aconsole.core.files.agents import mask_url
-from a2aconsole.core.files.workspace import AgentsFile, Workspace
+from a2aconsole.core.files import AgentsFile, Workspace, mask_url
 from a2aconsole.web import audit, card_history, scope
 from a2aconsole.web.agents_text import (
     HIDDEN_KEY,

@@ -21,10 +21,9 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from a2aconsole.core.events import target_group
-from a2aconsole.core.files.atomic import atomic_write
-from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.files import Workspace, atomic_write
 from a2aconsole.core.results import safe_file_name
-from a2aconsole.core.tool.tool import CLIENT_OFF
+from a2aconsole.core.tool import CLIENT_OFF
 from a2aconsole.web import data_forms, history, live, scope, sends, task_index, threads
 from a2aconsole.web.forms import SendForm
 from a2aconsole.web.live.fragments import REPLY, outcomes, progress_lines

@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 
-from a2aconsole.core.watches.push_refusals import PushRefusal
+from a2aconsole.core.watches import PushRefusal
 from a2aconsole.web import asked, history, live, pending_cache, scope
 from a2aconsole.web.models import TaskEvent
 from a2aconsole.web.process.runtime import loop_runtime

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.files import Workspace
 from a2aconsole.web.chats import enabled_workspaces
 from a2aconsole.web.process.runtime import live_runtimes, worker_mode
 

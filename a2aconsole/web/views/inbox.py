@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from a2aconsole.core import pending
-from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.files import Workspace
 from a2aconsole.web import asked, history, live, scope, unread
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
 from a2aconsole.web.views.conversation import ChatLive

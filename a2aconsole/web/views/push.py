@@ -19,9 +19,9 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from a2aconsole.core import pending
-from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.core.pending.records import WatchRecord
-from a2aconsole.core.watches.push import push_task_id, token_matches
+from a2aconsole.core.files import Workspace
+from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.watches import push_task_id, token_matches
 from a2aconsole.web import db_threads
 from a2aconsole.web.chats import enabled_workspaces
 from a2aconsole.web.metrics import counted_push

@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 
-from a2aconsole.core.tool.status import age
+from a2aconsole.core.tool import age
 from a2aconsole.web import live, pending_cache, scope
 from a2aconsole.web.live.frames import ROWS_PER_FRAGMENT, batches
 

@@ -18,11 +18,10 @@ from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.core.pending.records import WatchRecord
-from a2aconsole.core.tool.cancel import CANCEL_REQUESTED
-from a2aconsole.core.tool.status import age
-from a2aconsole.core.watches.heard import news_of
+from a2aconsole.core.files import Workspace
+from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.tool import CANCEL_REQUESTED, age
+from a2aconsole.core.watches import news_of
 from a2aconsole.web import history, links, live, pending_cache, scope, task_index
 from a2aconsole.web.paging import WATCH_PAGE_SIZE
 from a2aconsole.web.process.runtime import loop_runtime

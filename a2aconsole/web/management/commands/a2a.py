@@ -18,10 +18,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
 from a2aconsole.core.chat import CONSOLE_TARGET, ChatTarget
-from a2aconsole.core.remote.client import Remote, new_http_client
-from a2aconsole.core.tool.schema import ACTIONS, ARGUMENTS, TARGET_HELP, TOOL_SCHEMA, Argument
-from a2aconsole.core.tool.tool import A2ATool
-from a2aconsole.core.watches.control import PendingFileWatches
+from a2aconsole.core.remote import Remote, new_http_client
+from a2aconsole.core.tool import ACTIONS, ARGUMENTS, TARGET_HELP, TOOL_SCHEMA, A2ATool, Argument
+from a2aconsole.core.watches import PendingFileWatches
 from a2aconsole.web.chats import resolve, unknown, value_of
 from a2aconsole.web.process.runtime import console_state_paths
 

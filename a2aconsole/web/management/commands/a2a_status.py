@@ -8,9 +8,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from a2aconsole.core.chat import CONSOLE_TARGET
-from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.core.tool.schema import TARGET_HELP
-from a2aconsole.core.tool.status import status_report
+from a2aconsole.core.files import Workspace
+from a2aconsole.core.tool import TARGET_HELP, status_report
 from a2aconsole.web.models import ChatTarget
 
 
