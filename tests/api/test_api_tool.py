@@ -71,7 +71,8 @@ async def test_question_answered_with_task_id(host: Host, echo: TestAgent) -> No
 
 
 async def test_status_and_cancel_of_a_running_task(host: Host, echo: TestAgent, workspace: Workspace) -> None:
-    from a2aconsole.core.remote.client import Remote, new_http_client
+    from a2aconsole.core.remote.client import Remote
+    from a2aconsole.core.remote.http import new_http_client
     from tests.support.watching import start_task
 
     http = new_http_client()

@@ -97,7 +97,8 @@ async def over_the_wire(n: int, server: Any, agent_url: str, token: str, tab: st
     from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageConfiguration, SendMessageRequest
 
     from a2aconsole.core.files.workspace import Workspace
-    from a2aconsole.core.remote.client import BINDINGS, Remote, new_http_client
+    from a2aconsole.core.remote.client import BINDINGS, Remote
+    from a2aconsole.core.remote.http import new_http_client
 
     api = httpx.AsyncClient(base_url=console_url, headers={"Authorization": f"Bearer {token}"}, timeout=60)
     bare_http = new_http_client()

@@ -44,7 +44,7 @@ def _reset_peak() -> None:
 
 async def big_answer(mb: int) -> None:
     from a2aconsole.core.files.workspace import Workspace
-    from a2aconsole.core.remote.client import new_http_client
+    from a2aconsole.core.remote.http import new_http_client
     from tests.support.agent_process import agent_process
     from tests.support.toolkit import SETTINGS, TARGET, make_tool
 

@@ -55,7 +55,8 @@ async def main(n: int, url: str, label: str, watches: int = 0) -> None:
     from a2aconsole.core.chat import ChatTarget
     from a2aconsole.core.config import ClientSettings
     from a2aconsole.core.files.workspace import Workspace
-    from a2aconsole.core.remote.client import BINDINGS, Remote, new_http_client
+    from a2aconsole.core.remote.client import BINDINGS, Remote
+    from a2aconsole.core.remote.http import new_http_client
     from a2aconsole.core.tool.tool import HOPS_KEY, A2ATool
 
     ws = Workspace(tempfile.mkdtemp(prefix="a2a-bench-"))

@@ -170,7 +170,8 @@ async def bench(watches: int, finishing: int) -> dict[str, Any]:
     from a2aconsole.core.events import MemorySink
     from a2aconsole.core.files.workspace import Workspace
     from a2aconsole.core.pending.records import WatchRecord
-    from a2aconsole.core.remote.client import Remote, new_http_client
+    from a2aconsole.core.remote.client import Remote
+    from a2aconsole.core.remote.http import new_http_client
     from a2aconsole.core.watches.delivery import StaticDelivery
     from a2aconsole.core.watches.registry import WatchRegistry
 

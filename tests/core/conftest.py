@@ -10,7 +10,8 @@ import pytest
 
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.core.remote.client import Remote, new_http_client
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.remote.http import new_http_client
 from a2aconsole.core.watches.registry import WatchRegistry
 from tests.support.watching import SignalClock, WaitableDelivery, WaitableSink
 

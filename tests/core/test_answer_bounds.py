@@ -16,7 +16,9 @@ from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.remote.answer_budget import AnswerTooLarge, BoundedStream
-from a2aconsole.core.remote.client import Remote, RemoteError, new_http_client
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.remote.errors import RemoteError
+from a2aconsole.core.remote.http import new_http_client
 from a2aconsole.core.remote.values import ArtifactUpdate, StatusUpdate, TaskSnapshot
 from a2aconsole.core.watches.registry import WatchRegistry
 from tests.support.agent_process import agent_process

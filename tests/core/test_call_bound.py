@@ -12,7 +12,9 @@ from a2a.types import AgentCard
 
 from a2aconsole.core.files.agents import AgentEntry
 from a2aconsole.core.metrics import REGISTRY
-from a2aconsole.core.remote.client import Connection, Remote, RemoteError, card_summary
+from a2aconsole.core.remote.client import Connection, Remote
+from a2aconsole.core.remote.convert import card_summary
+from a2aconsole.core.remote.errors import RemoteError
 from tests.support.clock import FakeClock
 
 

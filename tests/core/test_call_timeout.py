@@ -11,7 +11,9 @@ import time
 
 import pytest
 
-from a2aconsole.core.remote.client import Remote, RemoteError, new_http_client
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.remote.errors import RemoteError
+from a2aconsole.core.remote.http import new_http_client
 from tests.support.watching import start_task
 
 CALL_TIMEOUT = 0.5

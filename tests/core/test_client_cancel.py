@@ -15,7 +15,8 @@ import pytest
 from a2a.types import AgentCard
 
 from a2aconsole.core.files.agents import AgentEntry
-from a2aconsole.core.remote.client import Connection, Remote, card_summary
+from a2aconsole.core.remote.client import Connection, Remote
+from a2aconsole.core.remote.convert import card_summary
 
 
 @pytest.mark.parametrize("steps", range(4))

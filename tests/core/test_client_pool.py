@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import contextlib
 
-from a2aconsole.core.remote.client import Remote, new_http_client
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.remote.http import new_http_client
 from a2aconsole.core.remote.limits import STREAMS_TOTAL
 from tests.support.watching import start_task
 

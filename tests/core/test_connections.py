@@ -7,7 +7,8 @@ import asyncio
 from a2aconsole.core.chat import ChatTarget
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.core.remote.client import Remote, new_http_client
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.remote.http import new_http_client
 from a2aconsole.core.remote.pool import CARD_TTL, ConnectionPool
 from a2aconsole.core.tool.tool import A2ATool
 from a2aconsole.core.watches.registry import WatchRegistry

@@ -11,7 +11,9 @@ from a2aconsole.core.clock import SystemClock
 from a2aconsole.core.files.agents import AgentEntry
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.metrics import REGISTRY
-from a2aconsole.core.remote.client import Remote, RemoteError, new_http_client
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.remote.errors import RemoteError
+from a2aconsole.core.remote.http import new_http_client
 from a2aconsole.core.watches.lease import WorkerLeases
 from tests.support.daphne_process import closed_port
 from tests.support.worker_env import open_remote

@@ -20,7 +20,9 @@ from a2a.types import (
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.events import PROGRESS
 from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.core.remote.client import Remote, event_value, new_http_client
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.remote.convert import event_value
+from a2aconsole.core.remote.http import new_http_client
 from a2aconsole.core.watches.follower import progress_of
 from a2aconsole.core.watches.registry import WatchRegistry
 from tests.support.clock import FakeClock

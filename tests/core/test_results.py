@@ -9,7 +9,7 @@ from a2a.helpers import new_data_part
 from a2a.types import Artifact, Message, Part, Role, Task, TaskState, TaskStatus
 
 from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.core.remote.client import message_value, state_name, task_snapshot
+from a2aconsole.core.remote.convert import message_value, state_name, task_snapshot
 from a2aconsole.core.remote.values import TaskSnapshot
 from a2aconsole.core.results import (
     LISTED,
@@ -30,7 +30,7 @@ from a2aconsole.core.results import (
 
 
 def _task(state: int, text: str = "", *artifacts: Artifact) -> TaskSnapshot:
-    """A task as the agent's SDK sends it, read as the core reads it (`client.task_snapshot`)."""
+    """A task as the agent's SDK sends it, read as the core reads it (`convert.task_snapshot`)."""
     status = TaskStatus(state=state)
     if text:
         status.message.CopyFrom(Message(role=Role.ROLE_AGENT, parts=[Part(text=text)]))

@@ -18,7 +18,8 @@ from a2aconsole.core.clock import SystemClock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.store import STORE
-from a2aconsole.core.remote.client import Remote, new_http_client
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.remote.http import new_http_client
 from a2aconsole.core.watches.follower import Follower
 from a2aconsole.core.watches.registry import WatchRegistry
 from tests.support.js_agents import SdkAgent

@@ -12,7 +12,7 @@ import pytest
 from a2a.types import Message, Part, Role, Task, TaskState, TaskStatus
 
 from a2aconsole.core.pending.records import WatchRecord
-from a2aconsole.core.remote.client import status_value, task_snapshot
+from a2aconsole.core.remote.convert import status_value, task_snapshot
 from a2aconsole.core.remote.values import OutgoingMessage, TaskSnapshot
 from a2aconsole.core.watches.follower import is_stale, stale_marker, stale_status
 
@@ -37,7 +37,7 @@ def _sdk_task(state: TaskState, *, history: list[str], at: datetime | None = Non
 
 
 def _task(state: TaskState, *, history: list[str], at: datetime | None = None) -> TaskSnapshot:
-    """The task as the agent's SDK sends it, read as the core reads it (`client.task_snapshot`)."""
+    """The task as the agent's SDK sends it, read as the core reads it (`convert.task_snapshot`)."""
     return task_snapshot(_sdk_task(state, history=history, at=at))
 
 

@@ -16,7 +16,9 @@ from a2aconsole.core import pending
 from a2aconsole.core.events import STATE, MemorySink
 from a2aconsole.core.files.attachments import Attachment
 from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.core.remote.client import Remote, new_http_client, outgoing_message, send_request
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.remote.convert import outgoing_message, send_request
+from a2aconsole.core.remote.http import new_http_client
 from a2aconsole.core.remote.values import TaskSnapshot
 from a2aconsole.core.results import WORKING_NOTE
 from a2aconsole.core.watches.follower import stale_status

@@ -14,7 +14,9 @@ from a2aconsole.core.events import QUESTION, RESULT, SENT, MemorySink
 from a2aconsole.core.files.attachments import Attachment
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord
-from a2aconsole.core.remote.client import Remote, new_http_client, outgoing_message
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.remote.convert import outgoing_message
+from a2aconsole.core.remote.http import new_http_client
 from a2aconsole.core.remote.values import TaskSnapshot
 from tests.support.clock import FakeClock
 from tests.support.js_agents import SdkAgent

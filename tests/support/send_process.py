@@ -11,7 +11,8 @@ import sys
 from a2aconsole.core.chat import ChatTarget
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.core.remote.client import Remote, new_http_client
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.remote.http import new_http_client
 from a2aconsole.core.tool.tool import A2ATool
 
 TARGET = "chat1"

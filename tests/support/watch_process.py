@@ -16,7 +16,8 @@ from a2aconsole.core.clock import SystemClock
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord
-from a2aconsole.core.remote.client import Remote, new_http_client
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.remote.http import new_http_client
 from a2aconsole.core.watches.registry import WatchRegistry
 
 

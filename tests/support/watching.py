@@ -21,7 +21,8 @@ from a2aconsole.core.clock import Clock
 from a2aconsole.core.events import Event, EventSink, MemorySink
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord
-from a2aconsole.core.remote.client import Remote, outgoing_message
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.remote.convert import outgoing_message
 from a2aconsole.core.remote.values import TaskSnapshot
 from a2aconsole.core.watches.delivery import StaticDelivery
 from tests.support.clock import FakeClock

@@ -14,7 +14,8 @@ from typing import IO
 from a2aconsole.core.clock import SystemClock
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord
-from a2aconsole.core.remote.client import Remote, new_http_client
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.remote.http import new_http_client
 from a2aconsole.core.remote.values import TaskSnapshot
 from tests.support.agents import TestAgent
 from tests.support.watching import add_record, start_task

@@ -18,7 +18,8 @@ import pytest
 import websockets
 
 from a2aconsole.core.clock import SystemClock
-from a2aconsole.core.remote.client import Remote, new_http_client
+from a2aconsole.core.remote.client import Remote
+from a2aconsole.core.remote.http import new_http_client
 from tests.support.console_server import OWNER, PASSWORD, ConsoleServer
 from tests.support.daphne_process import closed_port
 from tests.support.js_agents import SdkAgent

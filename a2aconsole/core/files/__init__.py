@@ -1,3 +1,6 @@
+"""The files wing: a workspace folder (its lock and `agents.json`), atomic locked writes, the owner's attachments
+and the inbox folder results are saved in. Everything above reads and writes files through it."""
+
 from a2aconsole.core.files.agents import (
     NAME_MAX_LENGTH,
     NAME_PATTERN,

@@ -1,4 +1,12 @@
-from a2aconsole.core.remote.client import Connection, Remote, RemoteError, card_json, new_http_client, outgoing_message
+"""The remote wing: everything that crosses the wire to an agent. `Remote` and `Connection` (the calls), the
+SDK's types turned into the core's values (`values.py`, by `convert.py`), one map of failures (`errors.py`), the
+shared httpx client and its answer budget, the pool of connections, and the limits on calls at once. Only this
+wing imports a2a-sdk."""
+
+from a2aconsole.core.remote.client import Connection, Remote
+from a2aconsole.core.remote.convert import card_json, outgoing_message
+from a2aconsole.core.remote.errors import RemoteError
+from a2aconsole.core.remote.http import new_http_client
 from a2aconsole.core.remote.limits import CallLimits
 from a2aconsole.core.remote.pool import ConnectionPool
 from a2aconsole.core.remote.values import (

@@ -1,9 +1,9 @@
 """The byte budget of what an agent answers: every response body from an agent is read through a
 BoundedStream, which stops at the budget, so an answer of any size costs at most the budget in memory.
 
-`bound_answers(limit)` is a response hook of the shared httpx client (`client.new_http_client`), so it
+`bound_answers(limit)` is a response hook of the shared httpx client (`http.new_http_client`), so it
 covers every call the a2a-sdk makes over it (JSON-RPC and REST bodies, each server-sent event of a stream)
-and the card fetch. `client.translate` turns its exceptions into RemoteErrors naming the agent and the call.
+and the card fetch. `errors.translate` turns its exceptions into RemoteErrors naming the agent and the call.
 """
 
 from __future__ import annotations

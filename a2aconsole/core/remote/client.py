@@ -1,26 +1,24 @@
-"""The only module that talks to remote agents: a thin layer over `a2a-sdk` 1.3 and one shared httpx client.
+"""The calls to remote agents: `Remote` (cards, connections) and `Connection` (a thin layer over `a2a-sdk` 1.3's
+client, over the process's one httpx client, `http.py`).
 
-Every call is bounded by the call timeout and every failure becomes a RemoteError whose message a person
-can read and which never holds a key. Keys travel as per-call headers that a request hook on the shared
-client strips from any request not addressed to the agent's own origin, so no card, redirect or interface
-URL can carry a key elsewhere.
+Every call is bounded by the call timeout, timed, and every failure becomes a RemoteError (`errors.py`) whose
+message a person can read and which never holds a key. The SDK's types become the core's values in
+`convert.py`: the remote wing is the only part of the console that sees them. Keys travel as per-call headers
+that a request hook on the shared client strips from any request not addressed to the agent's own origin, so no
+card, redirect or interface URL can carry a key elsewhere.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
-import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 import httpx
 from a2a.client import (
-    A2AClientError,
-    A2AClientTimeoutError,
     AgentCardResolutionError,
     Client,
     ClientCallContext,
@@ -30,221 +28,40 @@ from a2a.client import (
 from a2a.client.card_resolver import parse_agent_card
 from a2a.types import (
     AgentCard,
-    Artifact,
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest,
     GetTaskRequest,
-    Message,
-    Part,
-    Role,
-    SendMessageRequest,
     StreamResponse,
     SubscribeToTaskRequest,
     Task,
     TaskPushNotificationConfig,
-    TaskState,
-    TaskStatus,
 )
-from a2a.utils.errors import (
-    A2AError,
-    TaskNotCancelableError,
-    TaskNotFoundError,
-    UnsupportedOperationError,
-)
-from google.protobuf.json_format import MessageToDict, ParseDict
+from google.protobuf.json_format import MessageToDict
 
 from a2aconsole.core import metrics
 from a2aconsole.core.clock import Clock, SystemClock
-from a2aconsole.core.config import ClientSettings
-from a2aconsole.core.errors import A2AConsoleError
-from a2aconsole.core.files import AgentEntry, Attachment, mask_url, origin
-from a2aconsole.core.remote.answer_budget import AnswerEncoded, AnswerTooLarge, bound_answers, megabytes
-from a2aconsole.core.remote.limits import CALLS_TOTAL, STREAMS_TOTAL
-from a2aconsole.core.remote.log_masking import mask_urls
+from a2aconsole.core.files import AgentEntry, mask_url, origin
+from a2aconsole.core.remote.convert import (
+    FOLLOW_UP_HISTORY,
+    card_summary,
+    event_value,
+    message_value,
+    send_request,
+    task_snapshot,
+)
+from a2aconsole.core.remote.errors import RemoteError, remote_errors, short, translate
+from a2aconsole.core.remote.http import KEY_ORIGIN_HEADER
 from a2aconsole.core.remote.values import (
-    ArtifactUpdate,
-    ArtifactValue,
     CardSummary,
     MessageValue,
     OutgoingMessage,
-    PartValue,
-    SkillSummary,
-    StatusUpdate,
-    StatusValue,
     TaskEvent,
     TaskSnapshot,
 )
 
-KEY_ORIGIN_HEADER = "x-a2aconsole-key-origin"
-_SECRET_HEADERS = ("x-api-key", "authorization")
 BINDINGS = ["JSONRPC", "HTTP+JSON"]
 MAX_CARD_BYTES = 1024 * 1024  # real cards are a few KB; a bigger one is a mistake or an attack
-# Room for every stream the watches may hold open, their calls, and the tool's own calls (sends, statuses, cards).
-# Every connection may stay alive: httpcore closes an idle one whenever the pool holds more connections in all
-# (streams too) than its keep-alive limit, so a lower limit makes every call beside open streams connect anew.
-MAX_CONNECTIONS = STREAMS_TOTAL + CALLS_TOTAL + 64
-
-
-FOLLOW_UP_HISTORY = 2  # the messages a follow-up's reply carries: the question it answers and the answer
-
-
-def outgoing_message(
-    text: str,
-    files: list[Attachment],
-    context_id: str,
-    task_id: str,
-    metadata: dict[str, Any],
-    data: dict[str, Any] | None = None,
-) -> OutgoingMessage:
-    """The user message a send carries: a text, the attachments (each a file part on the wire), a data part (a
-    JSON object: a filled form), the metadata."""
-    return OutgoingMessage(text, tuple(files), context_id, task_id, metadata, data=data)
-
-
-def send_request(out: OutgoingMessage, history: int) -> SendMessageRequest:
-    """SendMessage's request for `out`, with returnImmediately and the history asked (`historyLength`, set even
-    when 0: unset, an agent answers with the whole history). The message is built inside the request: one built
-    apart is copied into it whole, and its parts into it before, so a file took four times its size at the peak
-    (and each send a few us more)."""
-    req = SendMessageRequest()
-    req.configuration.return_immediately = True
-    req.configuration.history_length = history
-    message = req.message
-    message.message_id = out.message_id
-    message.role = Role.ROLE_USER
-    message.context_id = out.context_id
-    message.task_id = out.task_id
-    if out.text:
-        message.parts.add(text=out.text)
-    for f in out.files:
-        message.parts.add(raw=f.data, media_type=f.media_type, filename=f.filename)
-    if out.data is not None:
-        ParseDict(out.data, message.parts.add().data)
-    message.metadata.update(out.metadata)
-    return req
-
-
-# the SDK's objects as the core's values (snapshots.py), made once, at the edge
-
-STATE_NAMES: dict[int, str] = {
-    TaskState.TASK_STATE_SUBMITTED: "submitted",
-    TaskState.TASK_STATE_WORKING: "working",
-    TaskState.TASK_STATE_COMPLETED: "completed",
-    TaskState.TASK_STATE_FAILED: "failed",
-    TaskState.TASK_STATE_CANCELED: "canceled",
-    TaskState.TASK_STATE_REJECTED: "rejected",
-    TaskState.TASK_STATE_INPUT_REQUIRED: "input-required",
-    TaskState.TASK_STATE_AUTH_REQUIRED: "auth-required",
-}
-
-
-def state_name(state: int) -> str:
-    """The spec's lowercase kebab name of a TaskState (`unknown` for an unspecified state)."""
-    return STATE_NAMES.get(state, "unknown")
-
-
-def _part(p: Part) -> PartValue:
-    kind = p.WhichOneof("content")
-    if kind == "text":
-        return PartValue("text", text=p.text)
-    if kind == "raw":
-        return PartValue("raw", raw=p.raw, filename=p.filename, media_type=p.media_type)
-    if kind == "url":
-        return PartValue("url", url=p.url, filename=p.filename, media_type=p.media_type)
-    if kind == "data":
-        return PartValue("data", data=MessageToDict(p.data), filename=p.filename, media_type=p.media_type)
-    return PartValue("")
-
-
-def message_value(m: Message) -> MessageValue:
-    return MessageValue(m.message_id, m.context_id, m.task_id, tuple([_part(p) for p in m.parts]))
-
-
-def status_value(s: TaskStatus) -> StatusValue:
-    stamp = (s.timestamp.seconds, s.timestamp.nanos) if s.HasField("timestamp") else None
-    return StatusValue(state_name(s.state), message_value(s.message) if s.HasField("message") else None, stamp)
-
-
-def _artifact(a: Artifact) -> ArtifactValue:
-    return ArtifactValue(a.artifact_id, a.name, a.description, tuple([_part(p) for p in a.parts]))
-
-
-def task_snapshot(t: Task, *, history: bool = True) -> TaskSnapshot:
-    """`history`: keep the ids of the task's history messages (a send's reply needs them to tell a stale reply;
-    a GetTask's task does not)."""
-    return TaskSnapshot(
-        t.id,
-        t.context_id,
-        status_value(t.status),
-        tuple([_artifact(a) for a in t.artifacts]),
-        tuple([m.message_id for m in t.history]) if history else (),
-    )
-
-
-def event_value(ev: StreamResponse) -> TaskEvent | None:
-    """A stream event as the core reads it; None for a kind it does not (a message)."""
-    kind = ev.WhichOneof("payload")
-    if kind == "task":
-        return task_snapshot(ev.task)
-    if kind == "status_update":
-        u = ev.status_update
-        return StatusUpdate(u.task_id, u.context_id, status_value(u.status))
-    if kind == "artifact_update":
-        a = ev.artifact_update
-        return ArtifactUpdate(a.task_id, a.context_id, _artifact(a.artifact), a.append, a.last_chunk)
-    return None
-
-
-def card_summary(card: AgentCard) -> CardSummary:
-    caps = card.capabilities
-    return CardSummary(
-        name=card.name,
-        description=card.description,
-        streaming=bool(caps.streaming),
-        push=bool(caps.push_notifications),
-        extended_card=bool(caps.extended_agent_card),
-        skills=tuple(SkillSummary(s.id, s.name, s.description, tuple(s.examples)) for s in card.skills),
-        protocol_versions=tuple(sorted({i.protocol_version for i in card.supported_interfaces if i.protocol_version})),
-        sdk_card=card,
-    )
-
-
-def card_json(card: CardSummary) -> dict[str, Any]:
-    """The whole card as the agent's JSON says it (what the console's agent page shows)."""
-    return MessageToDict(card.sdk_card) if card.sdk_card is not None else {}
-
-
-class RemoteError(A2AConsoleError):
-    """A remote call failed. `kind` is one of: network, timeout, auth, card, not_found, not_cancelable,
-    terminal, unsupported, protocol, rpc, too_big (an answer over the byte budget)."""
-
-    def __init__(self, kind: str, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.status = status
-
-
-async def _guard_key(request: httpx.Request) -> None:
-    """Request hook: a key header only ever goes to the origin it was meant for."""
-    allowed = request.headers.pop(KEY_ORIGIN_HEADER, None)
-    if allowed is not None and origin(str(request.url)) != allowed:
-        for h in _SECRET_HEADERS:
-            request.headers.pop(h, None)
-
-
-def new_http_client(max_response_bytes: int | None = None, call_timeout: float = 60.0) -> httpx.AsyncClient:
-    """The process's shared client: no redirects followed, keepalive pool, the key guard, every answer read
-    within `max_response_bytes` (default: `ClientSettings().response_limit`), and each phase of a call (connect,
-    each read, each write) within `call_timeout`, the remote calls' (`Remote`; each call is also bounded whole)."""
-    limit = max_response_bytes or ClientSettings().response_limit
-    return httpx.AsyncClient(
-        follow_redirects=False,
-        timeout=httpx.Timeout(call_timeout),
-        limits=httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS),
-        headers={"A2A-Version": "1.0", "Accept-Encoding": "identity"},
-        event_hooks={"request": [_guard_key], "response": [bound_answers(limit)]},
-    )
 
 
 def callable_card(entry: AgentEntry, card: AgentCard) -> AgentCard:
@@ -287,101 +104,6 @@ def key_headers(entry: AgentEntry, card: AgentCard | None) -> dict[str, str]:
     bearer = card is not None and uses_bearer(card)
     name, value = ("Authorization", f"Bearer {entry.key}") if bearer else ("X-API-Key", entry.key)
     return {name: value, KEY_ORIGIN_HEADER: origin(entry.url)}
-
-
-def translate(exc: BaseException, agent: str, action: str) -> RemoteError:
-    """Turn an SDK or network failure into a readable RemoteError naming the agent and what to do."""
-    if isinstance(exc, RemoteError):
-        return exc
-    over = next((e for e in (exc, exc.__cause__) if isinstance(e, AnswerTooLarge | AnswerEncoded)), None)
-    if isinstance(over, AnswerTooLarge):
-        return RemoteError(
-            "too_big",
-            f'agent "{agent}" answered more than {megabytes(over.limit)} to {action}: the answer was not read and '
-            "nothing of it was kept; ask the agent for less (files by link), or raise A2AClient__MaxResponseBytes",
-        )
-    if isinstance(over, AnswerEncoded):
-        return RemoteError(
-            "protocol",
-            f'agent "{agent}" answered {action} compressed ({over.encoding}) though asked for no compression; '
-            "its answer was not read",
-        )
-    if isinstance(exc, A2AClientTimeoutError | asyncio.TimeoutError | httpx.TimeoutException):
-        return RemoteError("timeout", f'agent "{agent}" did not answer in time ({action}); try again later')
-    if isinstance(exc, AgentCardResolutionError):
-        status = exc.status_code
-        if status in (401, 403):
-            return RemoteError(
-                "auth",
-                f'agent "{agent}" refused to show its card (HTTP {status}); check its key in agents.json',
-                status=status,
-            )
-        if status is not None:
-            return RemoteError(
-                "card", f'agent "{agent}": card fetch failed with HTTP {status}; check its url', status=status
-            )
-        if isinstance(exc.__cause__, httpx.RequestError) or "Network communication" in str(exc):
-            return RemoteError(
-                "network", f'agent "{agent}" is unreachable (its card could not be fetched); is it running?'
-            )
-        return RemoteError("card", f'agent "{agent}": could not read its card ({_short(exc)}); check its url')
-    cause = exc.__cause__
-    # a REST error body the SDK read (TaskNotFound, ...) also has the HTTP error as its cause: the error wins
-    mapped = isinstance(exc, A2AError) and not isinstance(exc, A2AClientError)
-    if isinstance(cause, httpx.HTTPStatusError) and not mapped:
-        status = cause.response.status_code
-        if status in (401, 403):
-            return RemoteError(
-                "auth",
-                f'agent "{agent}" refused the request (HTTP {status}): the key in agents.json is missing or wrong',
-                status=status,
-            )
-        return RemoteError("network", f'agent "{agent}" answered HTTP {status} to {action}', status=status)
-    if isinstance(cause, httpx.RequestError) or isinstance(exc, httpx.RequestError):
-        return RemoteError("network", f'agent "{agent}" is unreachable ({type(cause or exc).__name__}); is it running?')
-    if isinstance(exc, TaskNotFoundError):
-        return RemoteError("not_found", f'agent "{agent}" does not know that task (it may have been deleted)')
-    if isinstance(exc, TaskNotCancelableError):
-        return RemoteError("not_cancelable", f'agent "{agent}": the task can no longer be canceled')
-    if isinstance(exc, UnsupportedOperationError):
-        msg = exc.message if hasattr(exc, "message") else str(exc)
-        kind = "terminal" if "terminal" in str(msg).lower() else "unsupported"
-        return RemoteError(kind, f'agent "{agent}" refused {action}: {_short(msg)}')
-    if isinstance(exc, A2AClientError):
-        return RemoteError("protocol", f'agent "{agent}": {action} failed: {_short(exc)}')
-    if isinstance(exc, A2AError):
-        code = type(exc).__name__.removesuffix("Error")
-        return RemoteError("rpc", f'agent "{agent}" answered an error to {action}: {code}: {_short(exc)}')
-    if isinstance(exc, ValueError) and "transport" in str(exc):
-        return RemoteError("protocol", f'agent "{agent}": its card offers no transport we speak (JSON-RPC, REST)')
-    return RemoteError("protocol", f'agent "{agent}": {action} failed: {type(exc).__name__}: {_short(exc)}')
-
-
-_STATE_ENUM = re.compile(r"\bTASK_STATE_[A-Z_]+\b")
-_STATE_NUMBER = re.compile(r"\b(state\s*[(:]\s*)(\d{1,2})\b", re.IGNORECASE)
-
-
-def _state_word(value: str | int) -> str | None:
-    """The spec's name of a TaskState given as its enum name or number (`completed`), or None."""
-    try:
-        name = TaskState.Name(int(value)) if isinstance(value, int) or value.isdigit() else value
-    except ValueError:
-        return None
-    return name.removeprefix("TASK_STATE_").lower().replace("_", "-")
-
-
-def name_states(text: str) -> str:
-    """An SDK's error text with task states named as the spec does: `terminal state (3)` (@a2a-js/sdk) and
-    `terminal state: TASK_STATE_COMPLETED` (a2a-sdk) both say `completed`."""
-    text = _STATE_ENUM.sub(lambda m: _state_word(m.group(0)) or m.group(0), text)
-    return _STATE_NUMBER.sub(lambda m: m.group(1) + (_state_word(m.group(2)) or m.group(2)), text)
-
-
-def _short(x: object, limit: int = 300) -> str:
-    """A one-line excerpt of an error text, URLs masked (SDK errors quote the card URL, key and all), states
-    named (SDKs print their enum's numbers)."""
-    s = name_states(mask_urls(" ".join(str(x).split())))
-    return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
 @dataclass
@@ -454,22 +176,12 @@ class Remote:
         try:
             return parse_agent_card(data)
         except Exception as e:  # ParseError, or a field of the wrong type deep inside
-            raise RemoteError("card", f'agent "{name}": its card is not a valid agent card ({_short(e)})') from None
+            raise RemoteError("card", f'agent "{name}": its card is not a valid agent card ({short(e)})') from None
 
     async def connect(self, entry: AgentEntry, card: CardSummary | None = None) -> Connection:
         if card is None:
             card = await self.fetch_card(entry)
         return Connection(self, entry, card)
-
-
-@contextlib.contextmanager
-def remote_errors(agent: str, action: str) -> Iterator[None]:
-    """Any failure of the block raised as a RemoteError naming the agent and the action (`translate`); a cancel
-    stays a cancel."""
-    try:
-        yield
-    except Exception as e:
-        raise translate(e, agent, action) from None
 
 
 class Connection:

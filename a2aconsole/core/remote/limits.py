@@ -20,7 +20,7 @@ pages (`CpuShare`).
 
 Open streams (SubscribeToTask) hold a connection each for minutes: a watch takes a stream slot for as long as
 it subscribes, and one that finds none left polls instead. The shared client's pool is sized from these
-numbers (`client.new_http_client`), so open streams never take the connections the calls need.
+numbers (`http.new_http_client`), so open streams never take the connections the calls need.
 """
 
 from __future__ import annotations

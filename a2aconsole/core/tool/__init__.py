@@ -1,3 +1,6 @@
+"""The tool wing: the `a2a` tool's actions (`tool.py`), one module each where an action is long (`send.py`,
+`cancel.py`, `unwatch.py`, `status.py`), its arguments, schema and events. What the web and the API call."""
+
 from a2aconsole.core.tool.cancel import CANCEL_REQUESTED
 from a2aconsole.core.tool.schema import (
     ACTIONS,

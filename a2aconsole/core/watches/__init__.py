@@ -1,3 +1,7 @@
+"""The watches wing: following tasks until their results are delivered. The registry (restore, arm, end, deliver),
+a follower per watch (push, subscribe, poll), the watch control the tool uses, push configs, last heard, leases
+between workers, and the `ResultDelivery` protocol the web implements."""
+
 from a2aconsole.core.watches.control import PendingFileWatches, WatchControl, same_watch
 from a2aconsole.core.watches.delivery import ResultDelivery
 from a2aconsole.core.watches.file_watch import WorkspaceFileWatch
