@@ -2,7 +2,7 @@
 
 `asyncio.wait_for` on Python 3.11 returns the call's result instead (the cancellation is lost): a watch
 stopped at that moment went on to its next sleep, and `WatchRegistry.stop()` waited for it forever. Seen
-against the JS SDK's agents (tests/core/test_watches.py, restore, about one run in three); here the same
+against the JS SDK's agents (tests/core/watches/test_watches.py, restore, about one run in three); here the same
 moment is made on purpose.
 """
 

@@ -1,6 +1,6 @@
 """Cancel says what happened, and the watch is kept until it is confirmed: canceled, only requested (the watch goes
 on and delivers what the task settles as, once), refused (the task's outcome), on both SDKs' agents, through the
-tool over the real watch registry. (Unreachable: tests/core/test_watches.py, test_tool_status_cancel.py.)"""
+tool over the real watch registry. (Unreachable: tests/core/watches/test_watches.py, test_tool_status_cancel.py.)"""
 
 from __future__ import annotations
 
