@@ -6,7 +6,7 @@
 // and recordings, so one process serves every test of a session:
 //
 //   POST   /_control/agents          {key, bearerOnly, streaming, push, extended, messageOnly, binding, name,
-//                                     interfaceUrl, decoyInterface, cancelAnswer, safePushUrls}
+//                                     interfaceUrl, interfaceBase, decoyInterface, cancelAnswer, safePushUrls}
 //                                    -> {id, url}
 //   GET    /_control/agents/<id>     -> {received, requests, methods, finished}
 //   POST   /_control/agents/<id>/release/<gate>
@@ -191,7 +191,8 @@ class TestAgent {
     const rest = o.binding === 'HTTP+JSON';
     const card = {
       name: o.name || 'Loopback test agent', description: o.description || 'A scripted agent for tests',
-      supportedInterfaces: [{ url: o.interfaceUrl || (rest ? `${this.url}rest` : this.url),
+      supportedInterfaces: [{ url: o.interfaceUrl || (o.interfaceBase ? `${o.interfaceBase}/${this.id}/` : '') ||
+        (rest ? `${this.url}rest` : this.url),
         protocolBinding: rest ? 'HTTP+JSON' : 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION }],
       version: '1.0.0',
       capabilities: { streaming: o.streaming !== false, pushNotifications: o.push !== false, extensions: [],
