@@ -274,7 +274,7 @@ class Scrubbers:
 
     def __init__(self) -> None:
         # per workspace: the files' signatures, then the keys and the tokens the scrubber was built from
-        self._cache: dict[str, tuple[tuple[Any, ...], Scrubber, frozenset[str], frozenset[str]]] = {}
+        self._cache: dict[Workspace, tuple[tuple[Any, ...], Scrubber, frozenset[str], frozenset[str]]] = {}
 
     def for_workspace(self, ws: Workspace, agents: Signature | None = None) -> Scrubber:
         """`agents`: agents.json's signature when the caller checked the file (`ConnectionPool.agents_signed`) before
@@ -282,7 +282,7 @@ class Scrubbers:
         if agents is None:
             agents = file_signature(ws.agents_path)
         records = file_signature(pending.file_path(ws))
-        cached = self._cache.get(ws.root)
+        cached = self._cache.get(ws)
         if cached is not None and cached[0] == (agents, records):
             return cached[1]
         keys = cached[2] if cached is not None and cached[0][0] == agents else None
@@ -295,5 +295,5 @@ class Scrubbers:
             scrubber = cached[1]  # most writes change no secret: keep the index
         else:
             scrubber = cached[1].updated(keys | tokens) if cached is not None else Scrubber(keys | tokens, ws.root)
-        self._cache[ws.root] = ((agents, records), scrubber, keys, tokens)
+        self._cache[ws] = ((agents, records), scrubber, keys, tokens)
         return scrubber

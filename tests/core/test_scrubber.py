@@ -220,7 +220,7 @@ async def test_push_tokens_from_the_store_are_the_file_s_through_every_kind_of_c
                     rec = tx.edit(rng.choice(ids))
                     assert rec is not None
                     rec.state = rng.choice(["working", "input-required"])
-        before = scrubbers._cache.get(workspace.root)
+        before = scrubbers._cache.get(workspace)
         reads.clear()
         s = scrubbers.for_workspace(workspace)
         assert s.secrets == read_from_files(), (step, kind)

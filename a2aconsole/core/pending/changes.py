@@ -10,7 +10,6 @@ and a commit that only adds or removes records may be a journal line (`pending_j
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -172,8 +171,17 @@ class PendingTx:
 
 def own_copy(record: WatchRecord) -> WatchRecord:
     """A copy of `record` sharing nothing with it: the store keeps records across transactions, and a record
-    changed behind its back would no longer be the file's."""
-    own = copy.copy(record)
-    own.extra = copy.deepcopy(record.extra)
-    own.end_events = copy.deepcopy(record.end_events)
+    changed behind its back would no longer be the file's. Its fields are copied as they are, the JSON
+    containers all the way down (`copy.copy` and `copy.deepcopy` go through the pickle protocol for the same)."""
+    own = object.__new__(type(record))
+    own.__dict__.update(record.__dict__, extra=_copied(record.extra), end_events=_copied(record.end_events))
     return own
+
+
+def _copied(value: Any) -> Any:
+    """A JSON value copied all the way down (a record's `extra` is a few small containers)."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    return value

@@ -14,7 +14,7 @@ from a2aconsole.core.clock import Clock, SystemClock
 from a2aconsole.core.files import AgentEntry, AgentsFile, Signature, Workspace, file_signature
 from a2aconsole.core.remote.client import Connection, Remote
 
-_Key = tuple[str, str]  # (the workspace's cache key, the agent's name)
+_Key = tuple[Workspace, str]  # (the workspace, the agent's name)
 CARD_TTL = 60.0
 
 
@@ -32,7 +32,7 @@ class ConnectionPool:
         self._conns: dict[_Key, Connection] = {}
         self._made: dict[_Key, float] = {}  # when each connection's card was fetched (monotonic)
         self._inflight: dict[_Key, tuple[AgentEntry, asyncio.Future[Connection]]] = {}
-        self._agents: dict[str, tuple[Signature, AgentsFile]] = {}
+        self._agents: dict[Workspace, tuple[Signature, AgentsFile]] = {}
 
     def agents(self, ws: Workspace) -> AgentsFile:
         """The workspace's agents.json as it is now: re-read whenever the file's inode, size, mtime or ctime moved.
@@ -45,7 +45,7 @@ class ConnectionPool:
         """`agents`, and the file's signature it was checked by: the tool's call checks the file once, for its
         agent and for its scrubber's keys (`Scrubbers.for_workspace`)."""
         sig = file_signature(ws.agents_path)
-        cached = self._agents.get(ws.root)
+        cached = self._agents.get(ws)
         if cached is not None and cached[0] == sig:
             return cached[1], sig
         try:
@@ -53,12 +53,12 @@ class ConnectionPool:
         except OSError as e:  # e.g. a folder in its place: a file that cannot be used, said as a malformed one is
             where = ws.relative(ws.agents_path)
             return AgentsFile(ws.agents_path, [], [], f"{where} cannot be read ({type(e).__name__})", ""), sig
-        self._agents[ws.root] = (sig, af)
+        self._agents[ws] = (sig, af)
         return af, sig
 
     async def get(self, ws: Workspace, entry: AgentEntry) -> Connection:
         """A connection for this entry (its card fetched once); raises RemoteError when the agent can't be reached."""
-        key = (ws.root, entry.name)
+        key = (ws, entry.name)
         conn = self._conns.get(key)
         if conn is not None and _same(conn.entry, entry) and self._fresh(key):
             return conn
@@ -82,17 +82,17 @@ class ConnectionPool:
 
     def cached(self, ws: Workspace, name: str) -> Connection | None:
         """The last connection made for the agent `name`, if any (it may have left `agents.json` since)."""
-        return self._conns.get((ws.root, name))
+        return self._conns.get((ws, name))
 
     def drop(self, ws: Workspace, conn: Connection | None) -> None:
         """Forget a connection after a failed call, so the next check fetches the card again."""
-        key = (ws.root, conn.entry.name if conn is not None else "")
+        key = (ws, conn.entry.name if conn is not None else "")
         if conn is not None and self._conns.get(key) is conn:
             del self._conns[key]
 
     def forget(self, ws: Workspace, name: str) -> None:
         """Forget the agent's connection whatever it is (the tool, after a failed call)."""
-        self._conns.pop((ws.root, name), None)
+        self._conns.pop((ws, name), None)
 
     def __len__(self) -> int:
         return len(self._conns)

@@ -20,7 +20,7 @@ from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending.records import WatchRecord, dump_pending
 from tests.support.workspace_writer import churn_entries
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DEADLINE_SECONDS = 60
 
 
