@@ -39,7 +39,6 @@ class Workspace:
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root).resolve()
-        self._hash = hash(self.root)  # a workspace keys the caches of every call: hashed once
         self.a2a_dir = self.root / ".volcanic" / "a2a"
         self.agents_path = self.a2a_dir / "agents.json"
         self.inbox_dir = self.root / "inbox" / "a2a"
@@ -52,7 +51,7 @@ class Workspace:
         return isinstance(other, Workspace) and other.root == self.root
 
     def __hash__(self) -> int:
-        return self._hash
+        return hash(self.root)
 
     def relative(self, path: Path) -> str:
         """`path` named from the workspace (`.volcanic/a2a/agents.json`): answers never show the server's folders."""

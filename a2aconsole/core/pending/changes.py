@@ -10,6 +10,7 @@ and a commit that only adds or removes records may be a journal line (`pending_j
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -172,10 +173,8 @@ class PendingTx:
 def own_copy(record: WatchRecord) -> WatchRecord:
     """A copy of `record` sharing nothing with it: the store keeps records across transactions, and a record
     changed behind its back would no longer be the file's. Its fields are copied as they are, the JSON
-    containers all the way down (`copy.copy` and `copy.deepcopy` go through the pickle protocol for the same)."""
-    own = object.__new__(type(record))
-    own.__dict__.update(record.__dict__, extra=_copied(record.extra), end_events=_copied(record.end_events))
-    return own
+    containers all the way down."""
+    return dataclasses.replace(record, extra=_copied(record.extra), end_events=_copied(record.end_events))
 
 
 def _copied(value: Any) -> Any:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,14 +12,9 @@ FILE_NAME = "pending.json"
 JOURNAL_NAME = "pending.journal"
 
 
-# made once per workspace: every send reads both paths a few times, and each join is pathlib's Python code
-
-
-@functools.lru_cache(maxsize=1024)
 def file_path(ws: Workspace) -> Path:
     return ws.a2a_dir / FILE_NAME
 
 
-@functools.lru_cache(maxsize=1024)
 def journal_path(ws: Workspace) -> Path:
     return ws.a2a_dir / JOURNAL_NAME
