@@ -281,7 +281,8 @@ class Scrubbers:
         anything it scrubs could hold a key of it; else it is checked now."""
         if agents is None:
             agents = file_signature(ws.agents_path)
-        records = file_signature(pending.file_path(ws))
+        records_path = pending.file_path(ws)
+        records = file_signature(records_path)
         cached = self._cache.get(ws)
         if cached is not None and cached[0] == (agents, records):
             return cached[1]
@@ -290,7 +291,7 @@ class Scrubbers:
             keys = frozenset(field_values(_read(ws.agents_path), "key"))
         tokens = STORE.push_tokens(ws, records)
         if tokens is None:
-            tokens = frozenset(field_values(_read(pending.file_path(ws)), "pushToken"))
+            tokens = frozenset(field_values(_read(records_path), "pushToken"))
         if cached is not None and keys == cached[2] and (tokens is cached[3] or tokens == cached[3]):
             scrubber = cached[1]  # most writes change no secret: keep the index
         else:

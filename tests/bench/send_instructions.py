@@ -8,9 +8,9 @@ where they lie in memory), more than most changes to the tool's work. Here each 
 callgrind (which counts the instructions this process executes, not the agent's) twice, for FEW and FEW + MANY
 sends after the same start, and the difference over MANY is its instructions per send: the same figure on
 every run (PYTHONHASHSEED fixed; a few thousand either way between copies of the code). The sends are those
-of `send_overhead`: a task the first GetTask finds done (the tool then writes no record), the same message and
-wire calls both ways. Under valgrind a send takes a few hundred milliseconds: the record's 50 ms fallback
-timer is put off so that the tool does what it does at full speed. Needs `valgrind` (apt install valgrind).
+of `send_overhead`: a task the first GetTask finds done (the tool writes its record when the reply names the
+task and removes it when the check finds it done), the same message and wire calls both ways. Needs `valgrind`
+(apt install valgrind).
 """
 
 from __future__ import annotations

@@ -71,8 +71,9 @@ class PendingStore:
         self._tokens: dict[Path, tuple[Signature | None, frozenset[str]]] = {}
 
     def forget(self, ws: Workspace) -> None:
-        self._caches.pop(file_path(ws), None)
-        self._tokens.pop(file_path(ws), None)
+        path = file_path(ws)
+        self._caches.pop(path, None)
+        self._tokens.pop(path, None)
 
     def load(self, ws: Workspace) -> PendingTx:
         """The workspace's records in a transaction. Raises FileFormatError for a malformed file."""
@@ -86,25 +87,26 @@ class PendingStore:
         return self._load(ws, parse=False)
 
     def _load(self, ws: Workspace, *, parse: bool) -> PendingTx | None:
-        cache = self._caches.pop(file_path(ws), None)
-        sig = file_sig(file_path(ws))
+        path, jpath = file_path(ws), journal_path(ws)
+        cache = self._caches.pop(path, None)
+        sig = file_sig(path)
         data: bytes | None = None
         if cache is None or cache.sig != sig:
             if not parse:
                 return None
-            data = read_bytes(file_path(ws))
+            data = read_bytes(path)
             try:
-                records = parse_pending(data.decode("utf-8"), str(file_path(ws))) if data is not None else []
+                records = parse_pending(data.decode("utf-8"), str(path)) if data is not None else []
             except (ValueError, UnicodeDecodeError) as e:
-                raise FileFormatError(str(file_path(ws)), str(e)) from None
+                raise FileFormatError(str(path), str(e)) from None
             cache = Cache(sig, records, {r.watch_id: r for r in records})
         tx = PendingTx(cache.records, cache.index)
         tx.cache = cache
-        jsig = file_sig(journal_path(ws))
+        jsig = file_sig(jpath)
         # an append-only file under the lock: unchanged signature, unchanged lines (another writer's
         # would have to empty it and write as many bytes again in the same clock tick)
         same = jsig is not None and jsig == cache.journal_sig
-        journal = cache.journal if same else (read_bytes(journal_path(ws)) or b"") if jsig is not None else b""
+        journal = cache.journal if same else (read_bytes(jpath) or b"") if jsig is not None else b""
         tx.journal_sig = jsig
         if journal:
             tail = journal
@@ -116,7 +118,7 @@ class PendingStore:
             if tail:
 
                 def version() -> str:
-                    return version_of(data if data is not None else read_bytes(file_path(ws)))
+                    return version_of(data if data is not None else read_bytes(path))
 
                 ops, dirty, reset = journal_ops(tail, version)
                 if reset:
@@ -130,33 +132,36 @@ class PendingStore:
     def _current(self, ws: Workspace) -> Cache | None:
         """The cache when neither file moved since this process last read or wrote them and the journal needs no
         fold: a journal line may then be appended without a transaction. Under the workspace lock."""
-        cache = self._caches.get(file_path(ws))
+        path = file_path(ws)
+        cache = self._caches.get(path)
         if cache is None or cache.journal_dirty or cache.journal_sig is None:
             return None
-        if file_sig(file_path(ws)) != cache.sig or file_sig(journal_path(ws)) != cache.journal_sig:
+        if file_sig(path) != cache.sig or file_sig(journal_path(ws)) != cache.journal_sig:
             return None
         return cache
 
     def _append(self, ws: Workspace, cache: Cache, data: bytes, overlay: Overlay) -> None:
         """Append `data` (lines of this process) to the journal and keep the cache with the journal's new effect
         (`overlay`). The cache is taken while the file changes: a failed write leaves none behind."""
-        del self._caches[file_path(ws)]
+        path = file_path(ws)
+        del self._caches[path]
         cache.journal_sig = stat_signature(append_locked(journal_path(ws), data))
         cache.journal += data
         cache.overlay = overlay
-        self._caches[file_path(ws)] = cache
+        self._caches[path] = cache
 
     def push_tokens(self, ws: Workspace, sig: Signature) -> frozenset[str] | None:
         """The push tokens of the records of `pending.json` when this process knows the file as it is (`sig`, its
         `file_sig` now): the same object while no commit changed a token. None when it does not (another
         process wrote the file, or it is malformed): the caller reads the file. Read without the lock: a cache is
         put back only whole, its records never changed in place once kept."""
-        cache = self._caches.get(file_path(ws))
+        path = file_path(ws)
+        cache = self._caches.get(path)
         if cache is not None and cache.sig == sig:
             tokens = cache.push_tokens()
-            self._tokens[file_path(ws)] = (sig, tokens)
+            self._tokens[path] = (sig, tokens)
             return tokens
-        known = self._tokens.get(file_path(ws))
+        known = self._tokens.get(path)
         return known[1] if known is not None and known[0] == sig else None
 
     def plan(self, tx: PendingTx, *, durable: bool = True) -> Commit | None:
@@ -180,35 +185,36 @@ class PendingStore:
         """Write what `plan` said; the cache is kept once it is written."""
         if commit is None:
             return
+        path, jpath = file_path(ws), journal_path(ws)
         appended = None
         if commit.append:
-            appended = append_locked(journal_path(ws), commit.append, truncate=commit.truncate)
+            appended = append_locked(jpath, commit.append, truncate=commit.truncate)
         elif commit.data is not None:
             if tx.journal:  # a line of its own, after a line a crash may have cut
                 fold = json.dumps({"fold": version_of(commit.data)}).encode()
-                append_locked(journal_path(ws), b"\n" + fold + b"\n", durable=commit.durable)
-            write_locked(file_path(ws), commit.data, durable=commit.durable)
+                append_locked(jpath, b"\n" + fold + b"\n", durable=commit.durable)
+            write_locked(path, commit.data, durable=commit.durable)
             if commit.cache is not None:
-                commit.cache.sig = file_sig(file_path(ws))
+                commit.cache.sig = file_sig(path)
                 # known before the transaction gives the cache back (counted in step: no cost but a first time)
-                self._tokens[file_path(ws)] = (commit.cache.sig, commit.cache.push_tokens())
+                self._tokens[path] = (commit.cache.sig, commit.cache.push_tokens())
         cache = commit.cache
         if (commit.truncate or commit.data is not None) and tx.journal and not commit.append:
             with contextlib.suppress(FileNotFoundError):
-                os.truncate(journal_path(ws), 0)
+                os.truncate(jpath, 0)
         if cache is None:
             return
         if appended is not None:
             cache.journal_sig = stat_signature(appended)
         else:
-            cache.journal_sig = file_sig(journal_path(ws)) if commit.writes else tx.journal_sig
+            cache.journal_sig = file_sig(jpath) if commit.writes else tx.journal_sig
         if (commit.truncate or commit.data is not None) and not commit.append:
             cache.journal, cache.overlay, cache.journal_dirty = b"", ({}, set(), {}), False
         else:  # appended, or left as it was: what the journal does now is what the transaction saw
             cache.journal = (b"" if commit.truncate else tx.journal) + commit.append
             cache.overlay = tx.overlay
             cache.journal_dirty = tx.journal_dirty
-        self._caches[file_path(ws)] = cache
+        self._caches[path] = cache
 
 
 def _fold(cache: Cache, tx: PendingTx, durable: bool) -> Commit | None:
