@@ -1,22 +1,38 @@
 """A send from the reply to the hand-over: its watch record written as soon as the reply names the task, the
 wait, then the record removed (the result goes back in the answer) or handed to the watches (it goes to the
 chat). The "sending" mark on the record: `pending/sending.py`.
+
+A **stale reply** (`stale_status`) is the interrupted status a follow-up's immediate reply still shows from
+before the answer (some SDKs, @a2a-js/sdk 1.3, answer so): not the outcome; the record keeps it
+(`stale_marker`) so the watch that may take over knows it too (`watches.follower.is_stale`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import secrets
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from a2aconsole.core import pending
+from a2aconsole.core.clock import Clock
+from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.errors import FileFormatError
 from a2aconsole.core.files import Workspace
 from a2aconsole.core.pending import WatchRecord, clear_sending, is_mine, mark_sending
-from a2aconsole.core.remote import new_id
-from a2aconsole.core.results import WORKING_NOTE
+from a2aconsole.core.remote import (
+    CallLimits,
+    Connection,
+    ConnectionPool,
+    OutgoingMessage,
+    StatusValue,
+    TaskSnapshot,
+    new_id,
+)
+from a2aconsole.core.results import WORKING_NOTE, is_interrupted, is_settled
 from a2aconsole.core.watches import WatchControl
 
 if TYPE_CHECKING:
@@ -149,3 +165,96 @@ async def hand_over(
     except Exception:
         log.exception("arming watch %s failed; the record stays in pending.json", record.watch_id)
     return working_answer(rec.agent, rec.task_id, rec.context_id)
+
+
+# the reply and the first check
+
+
+def stale_status(reply: TaskSnapshot, sent: OutgoingMessage, sent_at: datetime) -> StatusValue | None:
+    """The reply's status when it is the interrupted status from before a send on an existing task, else None.
+
+    Some SDKs (@a2a-js/sdk 1.3) answer a follow-up with the task as it was before the answer arrived: still
+    input-required (or auth-required) with the old question. That is not the outcome. It is recognised by its
+    status message coming before the sent message in the task's history, or, without that evidence, by a
+    status timestamp not after the send.
+    """
+    if not sent.task_id or not is_interrupted(reply.state):
+        return None
+    ids = reply.history_ids
+    asked = reply.status.message.message_id if reply.status.message is not None else ""
+    if asked and asked in ids and sent.message_id in ids:
+        return reply.status if ids.index(asked) < ids.index(sent.message_id) else None
+    at = reply.status.at
+    if at is not None and at <= sent_at:
+        return reply.status
+    return None
+
+
+def stale_marker(stale: StatusValue) -> dict[str, str]:
+    """The stale status as a watch record keeps it (`staleStatus`), so the watch does not take it as the outcome."""
+    marker = {"state": stale.state}
+    if stale.message is not None:
+        marker["messageId"] = stale.message.message_id
+    if stale.stamp is not None:
+        marker["timestamp"] = stale.timestamp
+    return marker
+
+
+async def first_check(
+    conn: Connection, task_id: str, clock: Clock, seconds: float
+) -> tuple[TaskSnapshot | None, Exception | None]:
+    """A send's first GetTask within what is left of its wait (`seconds`), in the send's own task, before any
+    follower: a quick task ends with it (a task of its own cost such a send 0.2 ms, tests/bench/send_overhead.py).
+    The task (None when the wait ran out first), or the failure."""
+    if seconds <= 0:
+        return None, None
+    try:
+        async with clock.timeout(seconds):
+            return await conn.get_task(task_id), None
+    except TimeoutError:
+        return None, None
+    except Exception as e:
+        return None, e
+
+
+def told_already(stale: StatusValue | None) -> str:
+    """The state a send's history already holds when its first check comes: none, so the first state seen is news
+    (an answer's reply already says `working`: without that, nothing told the question was answered until the
+    task moved again), or a stale reply's, the old question's, not told again."""
+    return stale.state if stale is not None else ""
+
+
+def done(task: TaskSnapshot, stale: StatusValue | None) -> bool:
+    """Settled, and not the stale status a follow-up's reply still showed (the task has to move on first)."""
+    return is_settled(task.state) and (stale is None or task.status != stale)
+
+
+SendEvent = Callable[..., Awaitable[None]]  # (kind, follower, *, state="", text="", data=None): the tool's emit
+
+
+class SendHost:
+    """A follower's host during a send's wait: the tool's pool, settings and clock, and its events."""
+
+    def __init__(self, pool: ConnectionPool, settings: ClientSettings, clock: Clock, emit: SendEvent | None) -> None:
+        self.pool = pool
+        self.settings = settings
+        self.clock = clock
+        self._emit = emit  # None: the tool has no event sink
+
+    @functools.cached_property
+    def limits(self) -> CallLimits:
+        """A send's own calls (its wait's GetTasks) are few: not the watches' limits; made when first asked."""
+        return CallLimits()
+
+    async def save_source(self, follower: Follower, source: str) -> bool:
+        return True  # the send's record is written by the send
+
+    async def save_heard(self, follower: Follower) -> None:
+        return None  # a send's wait is short: the watch that takes it over keeps its news
+
+    def push_answer(self, follower: Follower, error: str, fallback: str) -> None:
+        return None  # a send's wait sets up no push: the watch that takes it over does
+
+    async def follow_event(self, follower: Follower, kind: str, **kw: Any) -> None:
+        if self._emit is not None:
+            await self._emit(kind, follower, **kw)

@@ -53,27 +53,22 @@ from a2aconsole.core.tool.args import agent_entry, send_args, task_id_of
 from a2aconsole.core.tool.events import ToolEvents
 from a2aconsole.core.tool.schema import ACTIONS
 from a2aconsole.core.tool.send import (
+    SendHost,
+    done,
     drop_runner,
+    first_check,
     hand_over,
     new_record,
+    stale_marker,
+    stale_status,
+    told_already,
     unrecord,
     unwatchable_answer,
     watched_in_context,
     working_answer,
     write_sending,
 )
-from a2aconsole.core.watches import (
-    Follower,
-    PendingFileWatches,
-    SendHost,
-    WatchControl,
-    done,
-    end_push,
-    first_check,
-    stale_marker,
-    stale_status,
-    told_already,
-)
+from a2aconsole.core.watches import Follower, PendingFileWatches, WatchControl, end_push
 
 log = logging.getLogger(__name__)
 

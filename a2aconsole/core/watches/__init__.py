@@ -5,15 +5,7 @@ between workers, and the `ResultDelivery` protocol the web implements."""
 from a2aconsole.core.watches.control import PendingFileWatches, WatchControl, same_watch
 from a2aconsole.core.watches.delivery import ResultDelivery
 from a2aconsole.core.watches.file_watch import WorkspaceFileWatch
-from a2aconsole.core.watches.follower import (
-    Follower,
-    SendHost,
-    done,
-    first_check,
-    stale_marker,
-    stale_status,
-    told_already,
-)
+from a2aconsole.core.watches.follower import Follower
 from a2aconsole.core.watches.heard import News, news_of, parse_at
 from a2aconsole.core.watches.lease import HEARTBEAT, RedisLeaseStore, WorkerLeases
 from a2aconsole.core.watches.push import PUSH_REMOVAL_TIMEOUT, end_push, push_task_id, remove_push_config, token_matches
@@ -30,21 +22,15 @@ __all__ = [
     "PushRefusal",
     "RedisLeaseStore",
     "ResultDelivery",
-    "SendHost",
     "WatchControl",
     "WatchRegistry",
     "WorkerLeases",
     "WorkspaceFileWatch",
-    "done",
     "end_push",
-    "first_check",
     "news_of",
     "parse_at",
     "push_task_id",
     "remove_push_config",
     "same_watch",
-    "stale_marker",
-    "stale_status",
     "token_matches",
-    "told_already",
 ]

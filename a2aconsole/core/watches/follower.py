@@ -12,19 +12,17 @@ that pace. The stream is read the same way throughout (`fold`), and progress rep
 status message or an artifact update is a `progress` event, so a live page can show what the agent says
 while it works. Every sleep is on the injected clock.
 
-A **stale reply** (`stale_status`) is the interrupted status a follow-up's immediate reply still shows
-from before the answer (some SDKs, @a2a-js/sdk 1.3, answer so): not the outcome, so the follower waits
-for the task to move past it; a watch knows it from its record's `staleStatus` (`is_stale`).
+A **stale reply** (`core/tool/send.py`, `stale_status`) is the interrupted status a follow-up's immediate reply
+still shows from before the answer (some SDKs, @a2a-js/sdk 1.3, answer so): not the outcome, so the follower
+waits for the task to move past it; a watch knows it from its record's `staleStatus` (`is_stale`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
@@ -40,14 +38,13 @@ from a2aconsole.core.remote import (
     CallLimits,
     Connection,
     ConnectionPool,
-    OutgoingMessage,
     RemoteError,
     StatusUpdate,
     StatusValue,
     TaskEvent,
     TaskSnapshot,
 )
-from a2aconsole.core.results import is_interrupted, is_settled, message_text, preview
+from a2aconsole.core.results import is_settled, message_text, preview
 from a2aconsole.core.tasks import cancel_and_wait
 from a2aconsole.core.watches.heard import HEARD, HEARD_AT, LAST_ERROR, PUSH_QUIET, QUIET, is_quiet, parse_at, reason
 
@@ -631,65 +628,6 @@ def is_stale(record: WatchRecord, status: StatusValue) -> bool:
     return marker.get("messageId", "") == message_id and marker.get("timestamp", "") == status.timestamp
 
 
-def stale_status(reply: TaskSnapshot, sent: OutgoingMessage, sent_at: datetime) -> StatusValue | None:
-    """The reply's status when it is the interrupted status from before a send on an existing task, else None.
-
-    Some SDKs (@a2a-js/sdk 1.3) answer a follow-up with the task as it was before the answer arrived: still
-    input-required (or auth-required) with the old question. That is not the outcome. It is recognised by its
-    status message coming before the sent message in the task's history, or, without that evidence, by a
-    status timestamp not after the send.
-    """
-    if not sent.task_id or not is_interrupted(reply.state):
-        return None
-    ids = reply.history_ids
-    asked = reply.status.message.message_id if reply.status.message is not None else ""
-    if asked and asked in ids and sent.message_id in ids:
-        return reply.status if ids.index(asked) < ids.index(sent.message_id) else None
-    at = reply.status.at
-    if at is not None and at <= sent_at:
-        return reply.status
-    return None
-
-
-def stale_marker(stale: StatusValue) -> dict[str, str]:
-    """The stale status as a watch record keeps it (`staleStatus`), so the watch does not take it as the outcome."""
-    marker = {"state": stale.state}
-    if stale.message is not None:
-        marker["messageId"] = stale.message.message_id
-    if stale.stamp is not None:
-        marker["timestamp"] = stale.timestamp
-    return marker
-
-
-async def first_check(
-    conn: Connection, task_id: str, clock: Clock, seconds: float
-) -> tuple[TaskSnapshot | None, Exception | None]:
-    """A send's first GetTask within what is left of its wait (`seconds`), in the send's own task, before any
-    follower: a quick task ends with it (a task of its own cost such a send 0.2 ms, tests/bench/send_overhead.py).
-    The task (None when the wait ran out first), or the failure."""
-    if seconds <= 0:
-        return None, None
-    try:
-        async with clock.timeout(seconds):
-            return await conn.get_task(task_id), None
-    except TimeoutError:
-        return None, None
-    except Exception as e:
-        return None, e
-
-
-def told_already(stale: StatusValue | None) -> str:
-    """The state a send's history already holds when its first check comes: none, so the first state seen is news
-    (an answer's reply already says `working`: without that, nothing told the question was answered until the
-    task moved again), or a stale reply's, the old question's, not told again."""
-    return stale.state if stale is not None else ""
-
-
-def done(task: TaskSnapshot, stale: StatusValue | None) -> bool:
-    """Settled, and not the stale status a follow-up's reply still showed (the task has to move on first)."""
-    return is_settled(task.state) and (stale is None or task.status != stale)
-
-
 # the stream, read the same way at either pace
 
 
@@ -739,34 +677,3 @@ def status_progress(status: StatusValue) -> tuple[str, dict[str, Any]] | None:
     if not text:
         return None
     return preview(text, PROGRESS_CHARS), {"kind": "status", "state": status.state}
-
-
-SendEvent = Callable[..., Awaitable[None]]  # (kind, follower, *, state="", text="", data=None): the tool's emit
-
-
-class SendHost:
-    """A follower's host during a send's wait: the tool's pool, settings and clock, and its events."""
-
-    def __init__(self, pool: ConnectionPool, settings: ClientSettings, clock: Clock, emit: SendEvent | None) -> None:
-        self.pool = pool
-        self.settings = settings
-        self.clock = clock
-        self._emit = emit  # None: the tool has no event sink
-
-    @functools.cached_property
-    def limits(self) -> CallLimits:
-        """A send's own calls (its wait's GetTasks) are few: not the watches' limits; made when first asked."""
-        return CallLimits()
-
-    async def save_source(self, follower: Follower, source: str) -> bool:
-        return True  # the send's record is written by the send
-
-    async def save_heard(self, follower: Follower) -> None:
-        return None  # a send's wait is short: the watch that takes it over keeps its news
-
-    def push_answer(self, follower: Follower, error: str, fallback: str) -> None:
-        return None  # a send's wait sets up no push: the watch that takes it over does
-
-    async def follow_event(self, follower: Follower, kind: str, **kw: Any) -> None:
-        if self._emit is not None:
-            await self._emit(kind, follower, **kw)

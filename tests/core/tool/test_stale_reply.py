@@ -14,7 +14,8 @@ from a2a.types import Message, Part, Role, Task, TaskState, TaskStatus
 from a2aconsole.core.pending.records import WatchRecord
 from a2aconsole.core.remote.convert import status_value, task_snapshot
 from a2aconsole.core.remote.values import OutgoingMessage, TaskSnapshot
-from a2aconsole.core.watches.follower import is_stale, stale_marker, stale_status
+from a2aconsole.core.tool.send import stale_marker, stale_status
+from a2aconsole.core.watches.follower import is_stale
 
 SENT_AT = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

@@ -21,7 +21,7 @@ from a2aconsole.core.remote.convert import outgoing_message, send_request
 from a2aconsole.core.remote.http import new_http_client
 from a2aconsole.core.remote.values import TaskSnapshot
 from a2aconsole.core.results import WORKING_NOTE
-from a2aconsole.core.watches.follower import stale_status
+from a2aconsole.core.tool.send import stale_status
 from tests.support.agents import PDF_BYTES, TestAgent
 from tests.support.clock import FakeClock
 from tests.support.js_agents import SdkAgent
