@@ -3,9 +3,10 @@ client, over the process's one httpx client, `http.py`).
 
 Every call is bounded by the call timeout, timed, and every failure becomes a RemoteError (`errors.py`) whose
 message a person can read and which never holds a key. The SDK's types become the core's values in
-`convert.py`: the remote wing is the only part of the console that sees them. Keys travel as per-call headers
-that a request hook on the shared client strips from any request not addressed to the agent's own origin, so no
-card, redirect or interface URL can carry a key elsewhere.
+`convert.py`: the remote wing is the only part of the console that sees them. An answer the SDK's strict parse
+refuses is read again leniently where its meaning is clear (`lenient.py`: a timestamp without a zone is UTC).
+Keys travel as per-call headers that a request hook on the shared client strips from any request not addressed
+to the agent's own origin, so no card, redirect or interface URL can carry a key elsewhere.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from a2a.client import (
     Client,
     ClientCallContext,
     ClientConfig,
-    ClientFactory,
 )
 from a2a.client.card_resolver import parse_agent_card
 from a2a.types import (
@@ -52,6 +52,7 @@ from a2aconsole.core.remote.convert import (
 )
 from a2aconsole.core.remote.errors import RemoteError, remote_errors, short, translate
 from a2aconsole.core.remote.http import KEY_ORIGIN_HEADER
+from a2aconsole.core.remote.lenient import lenient_factory
 from a2aconsole.core.remote.values import (
     CardSummary,
     MessageValue,
@@ -210,7 +211,7 @@ class Connection:
         if c is None:
             cfg = ClientConfig(httpx_client=self.remote.http, streaming=streaming, supported_protocol_bindings=BINDINGS)
             try:
-                c = ClientFactory(cfg).create(callable_card(self.entry, self.card.sdk_card))
+                c = lenient_factory(cfg).create(callable_card(self.entry, self.card.sdk_card))
             except ValueError as e:
                 raise translate(e, self.entry.name, "connect") from None
             self._clients[streaming] = c

@@ -1,0 +1,184 @@
+"""Answers read leniently where the protocol's meaning is clear (issue 26): the SDK's own strict parse first, and
+only when it refuses the answer, the same JSON mended and parsed again.
+
+Agents built on other implementations than the SDKs write what a strict 1.0 parse refuses, and the SDK then
+refuses the whole answer: `fasta2a`'s stock storage writes every status timestamp without a time zone
+(`2026-12-04T20:59:14.363182`), so no send to such an agent ever worked. Mended here: a timestamp without a zone is
+UTC (one that is no time at all is left out: the status is kept without it), a 0.3 task state or role (`working`,
+`input-required`, `agent`) is its 1.0 name. An unknown enum value is not a failure (the SDK's parse ignores it: the
+state reads `unknown`). The owner sees no difference: the answer is the one the agent meant.
+
+`LenientJsonRpcTransport` is the SDK's JSON-RPC transport with that second chance, for calls and stream events
+alike; `client.Connection` makes it (through the SDK's `ClientFactory`) for every 1.0 JSON-RPC interface.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+from collections.abc import AsyncGenerator, Awaitable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from a2a.client import ClientCallContext, ClientConfig, ClientFactory
+from a2a.client.errors import A2AClientError
+from a2a.client.transports import ClientTransport, JsonRpcTransport
+from a2a.client.transports.http_helpers import get_http_args, send_http_stream_request
+from a2a.compat.v0_3.jsonrpc_transport import CompatJsonRpcTransport
+from a2a.compat.v0_3.versions import is_legacy_version
+from a2a.types import (
+    AgentCard,
+    CancelTaskRequest,
+    GetTaskRequest,
+    SendMessageRequest,
+    SendMessageResponse,
+    StreamResponse,
+    Task,
+)
+from a2a.utils.proto_utils import parse_lenient
+from google.protobuf.json_format import ParseError
+from google.protobuf.message import Message as Proto
+
+P = TypeVar("P", bound=Proto)
+
+# the members whose values are the application's, not the protocol's: copied as they are
+_APPLICATION_KEYS = frozenset({"data", "metadata"})
+_STATES = ("submitted", "working", "input-required", "completed", "canceled", "failed", "rejected", "auth-required")
+# 0.3's names (and "cancelled", as some write it) for 1.0's
+_STATE_NAMES = {s: "TASK_STATE_" + s.upper().replace("-", "_") for s in _STATES} | {
+    "cancelled": "TASK_STATE_CANCELED",
+    "unknown": "TASK_STATE_UNSPECIFIED",
+}
+_ROLE_NAMES = {"user": "ROLE_USER", "agent": "ROLE_AGENT"}
+_LEFT_OUT = object()
+
+# the raw answers of the calls in flight in this task: kept by `_send_request` for a second parse
+_ANSWERS: contextvars.ContextVar[list[dict[str, Any]]] = contextvars.ContextVar("a2aconsole_raw_answers")
+
+
+def utc_timestamp(text: str) -> str | None:
+    """A timestamp as RFC 3339 in UTC (`...Z`): one without a zone is UTC; None when it is no ISO 8601 time."""
+    try:
+        when = datetime.fromisoformat(text.strip().replace("z", "Z"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _mended(value: Any, key: str = "") -> Any:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            item = v if k in _APPLICATION_KEYS else _mended(v, k)
+            if item is not _LEFT_OUT:
+                out[k] = item
+        return out
+    if isinstance(value, list):
+        return [_mended(v, key) for v in value]
+    if not isinstance(value, str):
+        return value
+    if key == "timestamp":
+        stamp = utc_timestamp(value)
+        return _LEFT_OUT if stamp is None else stamp
+    if key == "state":
+        return _STATE_NAMES.get(value.lower(), value)
+    if key == "role":
+        return _ROLE_NAMES.get(value.lower(), value)
+    return value
+
+
+def mended(answer: Any) -> Any:
+    """The answer's JSON with what a strict parse refuses mended where the meaning is clear (the module's doc)."""
+    return _mended(answer)
+
+
+def parse_answer(answer: Any, message: P) -> P:
+    """The SDK's parse of an answer; when it refuses, the answer mended (`mended`) and parsed again. Raises the
+    strict parse's ParseError when the mended answer is refused too."""
+    try:
+        return parse_lenient(answer, message)
+    except ParseError as strict:
+        message.Clear()
+        try:
+            return parse_lenient(mended(answer), message)
+        except ParseError:
+            raise strict from None
+
+
+async def _second_chance(call: Awaitable[P], message: P) -> P:
+    """`call`, a transport's call; when the SDK refuses its answer, the raw answer (kept by `_send_request`)
+    parsed leniently instead. The call is not made again: a send is sent once."""
+    kept: list[dict[str, Any]] = []
+    token = _ANSWERS.set(kept)
+    try:
+        return await call
+    except ParseError:
+        if not kept or "result" not in kept[-1]:
+            raise
+        return parse_answer(kept[-1]["result"], message)
+    finally:
+        _ANSWERS.reset(token)
+
+
+class LenientJsonRpcTransport(JsonRpcTransport):
+    """The SDK's JSON-RPC transport, whose answers (sends, tasks, cancels, stream events) are parsed leniently
+    when its strict parse refuses them (`parse_answer`)."""
+
+    async def _send_request(self, payload: dict[str, Any], context: ClientCallContext | None = None) -> dict[str, Any]:
+        answer = await super()._send_request(payload, context)
+        kept = _ANSWERS.get(None)
+        if kept is not None:
+            kept.append(answer)
+        return answer
+
+    async def send_message(
+        self, request: SendMessageRequest, *, context: ClientCallContext | None = None
+    ) -> SendMessageResponse:
+        return await _second_chance(super().send_message(request, context=context), SendMessageResponse())
+
+    async def get_task(self, request: GetTaskRequest, *, context: ClientCallContext | None = None) -> Task:
+        return await _second_chance(super().get_task(request, context=context), Task())
+
+    async def cancel_task(self, request: CancelTaskRequest, *, context: ClientCallContext | None = None) -> Task:
+        return await _second_chance(super().cancel_task(request, context=context), Task())
+
+    async def _send_stream_request(
+        self, rpc_request_payload: dict[str, Any], context: ClientCallContext | None = None
+    ) -> AsyncGenerator[StreamResponse]:
+        """The SDK's stream reading, each event parsed with `parse_answer` (a stream cannot be read again)."""
+        async for sse_data in send_http_stream_request(
+            self.httpx_client,
+            "POST",
+            self.url,
+            None,
+            self._handle_sse_error,
+            json=rpc_request_payload,
+            **get_http_args(context),
+        ):
+            try:
+                answer = json.loads(sse_data)
+            except json.JSONDecodeError as e:
+                raise A2AClientError(f"Invalid JSON-RPC response in SSE stream: {e}") from e
+            answer = self._check_jsonrpc_response(answer)
+            yield parse_answer(answer["result"], StreamResponse())
+
+
+def lenient_factory(config: ClientConfig) -> ClientFactory:
+    """The SDK's client factory, its JSON-RPC transport for a 1.0 interface the lenient one (a 0.3 interface keeps
+    the SDK's compat transport, which reads 0.3's own JSON). The interface is picked as the SDK picks it."""
+    factory = ClientFactory(config)
+    http = config.httpx_client
+    assert http is not None, "the console's calls share one http client"
+
+    def jsonrpc(card: AgentCard, url: str, config: ClientConfig) -> ClientTransport:
+        interface = ClientFactory._find_best_interface(
+            list(card.supported_interfaces), protocol_bindings=["JSONRPC"], url=url
+        )
+        if interface is not None and is_legacy_version(interface.protocol_version):
+            return CompatJsonRpcTransport(http, card, url, is_shared_httpx=True)
+        return LenientJsonRpcTransport(http, card, url, is_shared_httpx=True)
+
+    factory.register("JSONRPC", jsonrpc)
+    return factory

@@ -1,0 +1,103 @@
+"""Answers the SDK's strict parse refuses, read leniently where the meaning is clear (issue 26, item 1): the parse
+itself, then a real `fasta2a` agent (its stock storage writes timestamps without a time zone) over a connection:
+a send, a task, a stream."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from a2a.types import StreamResponse, Task, TaskState
+from a2a.utils.proto_utils import parse_lenient
+from google.protobuf.json_format import ParseError
+
+from a2aconsole.core.files import AgentEntry
+from a2aconsole.core.remote import OutgoingMessage, Remote, StatusUpdate, TaskSnapshot, lenient
+from a2aconsole.core.remote.lenient import parse_answer, utc_timestamp
+from tests.support.fasta2a_agents import Fasta2aAgent
+
+NAIVE = "2026-12-04T20:59:14.363182"
+
+
+def test_a_timestamp_without_zone_is_utc() -> None:
+    assert utc_timestamp(NAIVE) == "2026-12-04T20:59:14.363182Z"
+    assert utc_timestamp("2026-12-04T22:59:14+02:00") == "2026-12-04T20:59:14Z"
+    assert utc_timestamp("yesterday") is None
+
+
+def test_an_answer_the_strict_parse_refuses_is_mended() -> None:
+    answer = {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING", "timestamp": NAIVE}}
+    with pytest.raises(ParseError):
+        parse_lenient(answer, Task())  # the SDK's own parse
+    task = parse_answer(answer, Task())
+    assert task.status.state == TaskState.TASK_STATE_WORKING
+    assert task.status.timestamp.ToDatetime(UTC) == datetime(2026, 12, 4, 20, 59, 14, 363182, tzinfo=UTC)
+
+
+def test_mended_where_clear_left_out_where_not() -> None:
+    """No time at all: the status is kept without it. A 0.3 state or role is its 1.0 name; an application's
+    data and metadata are its own, left as they are."""
+    answer = {
+        "task": {
+            "id": "t1",
+            "status": {"state": "input-required", "timestamp": "soon"},
+            "history": [{"messageId": "m", "role": "agent", "parts": [{"data": {"state": "x", "timestamp": "y"}}]}],
+            "metadata": {"timestamp": "not mine"},
+        }
+    }
+    reply = parse_answer(answer, StreamResponse())
+    task = reply.task
+    assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED and not task.status.HasField("timestamp")
+    assert task.history[0].role == 2 and dict(task.history[0].parts[0].data.struct_value) == {
+        "state": "x",
+        "timestamp": "y",
+    }
+    assert dict(task.metadata) == {"timestamp": "not mine"}
+
+
+def test_the_strict_parse_comes_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An answer the SDK reads is never mended (nor copied)."""
+
+    def refuse(answer: object) -> object:
+        raise AssertionError("mended an answer the strict parse reads")
+
+    monkeypatch.setattr(lenient, "mended", refuse)
+    task = parse_answer({"id": "t1", "status": {"state": "working", "timestamp": "2026-12-04T20:59:14Z"}}, Task())
+    assert task.id == "t1" and task.status.state == TaskState.TASK_STATE_UNSPECIFIED  # unknown enum: ignored
+
+
+def test_a_refused_answer_the_mending_cannot_save_raises_the_strict_error() -> None:
+    with pytest.raises(ParseError, match="status"):
+        parse_answer({"id": "t1", "status": {"state": "TASK_STATE_WORKING", "timestamp": 7}}, Task())
+
+
+@pytest.fixture
+def fa_entry(fasta2a_agent: Fasta2aAgent) -> AgentEntry:
+    return AgentEntry(name="fa", url=fasta2a_agent.url)
+
+
+def _message(text: str) -> OutgoingMessage:
+    return OutgoingMessage(text, (), "", "", {})
+
+
+async def test_fasta2a_send_task_and_stream(remote: Remote, fa_entry: AgentEntry, fasta2a_agent: Fasta2aAgent) -> None:
+    conn = await remote.connect(fa_entry)
+    before = datetime.now(UTC)
+    reply = await conn.send(_message("hold g1"))
+    assert isinstance(reply, TaskSnapshot) and reply.state == "submitted"
+    stored = fasta2a_agent.storage.tasks[reply.id]["status"]["timestamp"]
+    assert datetime.fromisoformat(stored).tzinfo is None  # the stock storage's time, without a zone
+    assert reply.status.stamp is not None  # read as UTC (the machine's zone, as fasta2a's is)
+    sent_at = datetime.fromtimestamp(reply.status.stamp[0], UTC)
+    assert before.replace(microsecond=0) <= sent_at <= datetime.now(UTC)
+    events = conn.subscribe(reply.id)
+    first = await anext(events)
+    assert isinstance(first, TaskSnapshot) and first.id == reply.id
+    fasta2a_agent.release("g1")
+    states = [first.state]
+    async for ev in events:
+        if isinstance(ev, StatusUpdate):
+            states.append(ev.status.state)
+    assert states[-1] == "completed", states
+    task = await conn.get_task(reply.id)
+    assert task.state == "completed" and task.status.stamp is not None

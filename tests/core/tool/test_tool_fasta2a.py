@@ -1,0 +1,73 @@
+"""An agent on `fasta2a` (pydantic's A2A server, tests/support/fasta2a_agents.py) with its stock storage: send, a
+file, a failure, status, a watch. Its storage writes timestamps without a time zone, which the SDK's strict parse
+refuses (issue 26, item 1): the answers are read leniently, and say nothing different for it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from a2aconsole.core import pending
+from a2aconsole.core.files.workspace import Workspace
+from tests.support.agents import PDF_BYTES
+from tests.support.clock import FakeClock
+from tests.support.fasta2a_agents import Fasta2aAgent
+from tests.support.toolkit import TARGET, entry, make_tool, write_agents
+
+
+@pytest.fixture
+def pydantic_agent(workspace: Workspace, fasta2a_agent: Fasta2aAgent) -> Fasta2aAgent:
+    write_agents(workspace, entry("fa", fasta2a_agent))
+    return fasta2a_agent
+
+
+async def test_fasta2a_agent_listed(http, workspace: Workspace, pydantic_agent: Fasta2aAgent) -> None:
+    (info,) = (await make_tool(http, workspace).run("agents", {}, TARGET))["agents"]
+    assert info["cardName"] == "fasta2a test agent" and info["protocolVersions"] == ["1.0"]
+    assert (info["streaming"], info["push"]) == (True, False)
+
+
+async def test_fasta2a_send_echo_file_fail_and_status(http, workspace: Workspace, pydantic_agent: Fasta2aAgent) -> None:
+    tool = make_tool(http, workspace)
+    done = await tool.run("send", {"agent": "fa", "message": "hello there"}, TARGET)
+    assert done.get("state") == "completed" and done["text"] == "echo: hello there", done
+    assert pydantic_agent.received[0].text == "hello there"
+    status = await tool.run("status", {"agent": "fa", "taskId": done["taskId"]}, TARGET)
+    assert status["state"] == "completed" and status["text"] == "echo: hello there", status
+    report = await tool.run("send", {"agent": "fa", "message": "file"}, TARGET)
+    assert report["state"] == "completed" and report["text"] == "here is the report", report
+    assert (workspace.root / report["files"][0]).read_bytes() == PDF_BYTES
+    failed = await tool.run("send", {"agent": "fa", "message": "fail"}, TARGET)
+    assert failed["state"] == "failed" and failed["text"] == "boom: cannot do that", failed
+    assert pending.read(workspace).records == []
+
+
+async def test_fasta2a_send_follows_the_stream_to_the_end(
+    http, workspace: Workspace, pydantic_agent: Fasta2aAgent
+) -> None:
+    """fasta2a answers a send with the task submitted (always): the send follows its stream (no push on fasta2a)
+    and answers with the result when it comes within the wait."""
+    clock = FakeClock()
+    tool = make_tool(http, workspace, clock=clock)
+    run = asyncio.create_task(tool.run("send", {"agent": "fa", "message": "steps 2 g1 g2"}, TARGET))
+    await clock.wait_for_sleepers(1)
+    pydantic_agent.release("g1")
+    pydantic_agent.release("g2")
+    done = await asyncio.wait_for(run, 10)
+    assert done.get("state") == "completed" and done["text"] == "2 steps done", done
+    assert pending.read(workspace).records == []
+
+
+async def test_fasta2a_task_outliving_the_wait_is_watched(
+    http, workspace: Workspace, pydantic_agent: Fasta2aAgent
+) -> None:
+    clock = FakeClock()
+    tool = make_tool(http, workspace, clock=clock)
+    run = asyncio.create_task(tool.run("send", {"agent": "fa", "message": "hold g1"}, TARGET))
+    await clock.wait_for_sleepers(1)
+    await clock.advance(5)
+    sent = await asyncio.wait_for(run, 10)
+    assert sent.get("state") == "working", sent
+    (record,) = pending.read(workspace).records
+    assert record.source == "subscribe" and record.task_id == sent["taskId"]
