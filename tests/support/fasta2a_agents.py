@@ -15,8 +15,9 @@ What the stock parts do, and the tests rely on (issue 26):
 
 The command language is the Python agent's, a subset: `hello ...` (and any other text) echoes, `hold <gate>` works
 until `agent.release(gate)`, `steps <n> <gate> <end>` (n status messages `working i/n` after the gate, completed
-after the gate <end>), `ask` asks "Which colour?" (the answer, a new task, completes with `got answer: <text>`),
-`file` completes with the PDF artifact, `fail` fails with `boom: cannot do that`.
+after the gate <end>), `ask` asks "Which colour?" (the answer, a new task, completes with `got answer: <text>`; an
+answer `hold <gate>` first works until the gate), `file` completes with the PDF artifact, `fail` fails with
+`boom: cannot do that`.
 
 The stock worker runs one task operation after another; this one runs them side by side, so a held task does not
 hold the next message (as a worker over a real model's API would).
@@ -81,13 +82,16 @@ class ScriptedWorker(Worker[dict[str, Any]]):
             )
         )
         context = await self.storage.load_context(context_id) or {}
+        word, _, rest = text.strip().partition(" ")
         if context.get("asked"):  # the answer to the context's question, in a task of its own
             await self.storage.update_context(context_id, {})
+            if word == "hold":  # an answer worked on until the test releases the gate
+                await self._say(task_id, context_id, "working", f"holding {rest}")
+                await self.agent.gate(rest).wait()
             said = f"got answer: {text}"
             answer = Artifact(artifact_id=str(uuid.uuid4()), name="answer", parts=[Part(text=said)])
             await self._say(task_id, context_id, "completed", said, new_artifacts=[answer])
             return
-        word, _, rest = text.strip().partition(" ")
         if word == "ask":
             await self.storage.update_context(context_id, {"asked": task_id})
             await self._say(task_id, context_id, "input-required", QUESTION)
@@ -127,8 +131,8 @@ class ScriptedWorker(Worker[dict[str, Any]]):
 
 
 class Fasta2aAgent:
-    """A running fasta2a agent: `url` (its base URL), `received` (the messages its worker got, with the `taskId`
-    each named), `release(gate)`, `stop()`."""
+    """A running fasta2a agent: `url` (its base URL), `received` (the messages its worker got: their `task_id` is
+    the task fasta2a made, whatever the message named), `release(gate)`, `stop()`."""
 
     __test__ = False
     sdk = "fasta2a"

@@ -96,6 +96,14 @@ def watched_in_context(workspace: Workspace, target: str, agent: str, context_id
     return next((r for r in records if (r.target, r.agent, r.context_id) == (target, agent, context_id)), None)
 
 
+def new_task_note(sent_task_id: str, reply_task_id: str) -> str:
+    """What the answer says when the agent took a follow-up (a send naming `sent_task_id`) as a new task, as
+    fasta2a does with every message; "" when it continued the task."""
+    if not sent_task_id or reply_task_id == sent_task_id:
+        return ""
+    return f"the agent started a new task {reply_task_id} instead of continuing {sent_task_id}"
+
+
 def working_answer(agent: str, task_id: str, context_id: str) -> dict[str, Any]:
     """The send's answer for a task a watch follows: the result comes to the chat."""
     return {"state": "working", "agent": agent, "taskId": task_id, "contextId": context_id, "note": WORKING_NOTE}

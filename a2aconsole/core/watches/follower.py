@@ -637,9 +637,10 @@ def stale_status(reply: TaskSnapshot, sent: OutgoingMessage, sent_at: datetime) 
     Some SDKs (@a2a-js/sdk 1.3) answer a follow-up with the task as it was before the answer arrived: still
     input-required (or auth-required) with the old question. That is not the outcome. It is recognised by its
     status message coming before the sent message in the task's history, or, without that evidence, by a
-    status timestamp not after the send.
+    status timestamp not after the send. A reply with another task (the agent took the follow-up as a new task)
+    is never the old task's status.
     """
-    if not sent.task_id or not is_interrupted(reply.state):
+    if not sent.task_id or reply.id != sent.task_id or not is_interrupted(reply.state):
         return None
     ids = reply.history_ids
     asked = reply.status.message.message_id if reply.status.message is not None else ""

@@ -1,19 +1,23 @@
 """An agent on `fasta2a` (pydantic's A2A server, tests/support/fasta2a_agents.py) with its stock storage: send, a
 file, a failure, status, a watch. Its storage writes timestamps without a time zone, which the SDK's strict parse
-refuses (issue 26, item 1): the answers are read leniently, and say nothing different for it."""
+refuses (issue 26, item 1): the answers are read leniently, and say nothing different for it. It also takes every
+message as a new task, a follow-up's `taskId` ignored (item 2): the answer says so, the old task's question is
+answered, and the new task is the one followed."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
 from a2aconsole.core import pending
+from a2aconsole.core.events import QUESTION, SENT, MemorySink
 from a2aconsole.core.files.workspace import Workspace
 from tests.support.agents import PDF_BYTES
 from tests.support.clock import FakeClock
 from tests.support.fasta2a_agents import Fasta2aAgent
-from tests.support.toolkit import TARGET, entry, make_tool, write_agents
+from tests.support.toolkit import TARGET, TargetTool, entry, make_tool, write_agents
 
 
 @pytest.fixture
@@ -59,15 +63,67 @@ async def test_fasta2a_send_follows_the_stream_to_the_end(
     assert pending.read(workspace).records == []
 
 
+async def _past_the_wait(tool: TargetTool, clock: FakeClock, args: dict[str, Any]) -> dict[str, Any]:
+    """A send whose task outlives the wait (the fake clock run past `wait_seconds`): its answer."""
+    run = asyncio.create_task(tool.run("send", args, TARGET))
+    await clock.wait_for_sleepers(1)
+    await clock.advance(5)
+    return await asyncio.wait_for(run, 10)
+
+
 async def test_fasta2a_task_outliving_the_wait_is_watched(
     http, workspace: Workspace, pydantic_agent: Fasta2aAgent
 ) -> None:
     clock = FakeClock()
-    tool = make_tool(http, workspace, clock=clock)
-    run = asyncio.create_task(tool.run("send", {"agent": "fa", "message": "hold g1"}, TARGET))
-    await clock.wait_for_sleepers(1)
-    await clock.advance(5)
-    sent = await asyncio.wait_for(run, 10)
+    sent = await _past_the_wait(make_tool(http, workspace, clock=clock), clock, {"agent": "fa", "message": "hold g1"})
     assert sent.get("state") == "working", sent
     (record,) = pending.read(workspace).records
     assert record.source == "subscribe" and record.task_id == sent["taskId"]
+
+
+def _moved(new: str, old: str) -> str:
+    return f"the agent started a new task {new} instead of continuing {old}"
+
+
+async def _asked(tool: TargetTool, answer: str) -> tuple[str, dict[str, Any]]:
+    """The task of a question ("ask"), and the send that answers it with `answer` (its taskId and contextId)."""
+    asked = await tool.run("send", {"agent": "fa", "message": "ask"}, TARGET)
+    assert asked.get("state") == "input-required" and asked["question"] == "Which colour?", asked
+    return asked["taskId"], {
+        "agent": "fa",
+        "message": answer,
+        "taskId": asked["taskId"],
+        "contextId": asked["contextId"],
+    }
+
+
+async def test_a_follow_up_the_agent_takes_as_a_new_task_says_so(
+    http, workspace: Workspace, pydantic_agent: Fasta2aAgent
+) -> None:
+    sink = MemorySink()
+    tool = make_tool(http, workspace, events=sink)
+    old, follow_up = await _asked(tool, "red")
+    answer = await tool.run("send", follow_up, TARGET)
+    new = answer["taskId"]
+    assert answer.get("state") == "completed" and answer["text"] == "got answer: red" and new != old, answer
+    assert answer["newTask"] == _moved(new, old) and answer["previousTaskId"] == old
+    # the old task's question is answered: its history has the answer sent (a settling event), naming the new task
+    (question,) = [e for e in sink.events if e.kind == QUESTION]
+    assert question.task_id == old
+    sent_old = [e for e in sink.events if e.kind == SENT and e.task_id == old]
+    assert [e.text for e in sent_old] == ["ask", "red"]
+    assert sent_old[-1].data["newTaskId"] == new and sent_old[-1].data["note"] == _moved(new, old)
+    assert [e.text for e in sink.events if e.kind == SENT and e.task_id == new] == ["red"]
+
+
+async def test_the_new_task_of_a_follow_up_is_the_one_watched(
+    http, workspace: Workspace, pydantic_agent: Fasta2aAgent
+) -> None:
+    clock = FakeClock()
+    tool = make_tool(http, workspace, clock=clock)
+    old, follow_up = await _asked(tool, "hold g5")
+    answer = await _past_the_wait(tool, clock, follow_up)
+    new = answer["taskId"]
+    assert answer.get("state") == "working" and new != old and answer["newTask"] == _moved(new, old), answer
+    (record,) = pending.read(workspace).records
+    assert record.task_id == new
