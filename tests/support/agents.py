@@ -33,7 +33,7 @@ refuses it as not cancelable while the task runs. `agent.forget()` drops every t
 an in-memory store has (GetTask then answers task-not-found).
 
 Agent options (per server): api key required, bearer-only card, streaming, push, extended card,
-message-only, a 0.3 compat server. `change_card(...)` publishes a different card while the agent runs.
+message-only, a 0.3 compat server, the card's path. `change_card(...)` publishes a different card while the agent runs.
 Every request is recorded (headers lower-case, message parts and metadata).
 """
 
@@ -131,6 +131,7 @@ class AgentOptions:
     safe_push_urls: bool = False  # refuse push URLs on loopback and private addresses (the SDKs' SSRF guard)
     cancel_answer: str = ""  # how CancelTask answers at first ("", "working", "refuse": `TestAgent.cancel_answer`)
     port: int = 0  # serve on this port (0: any free one); an agent started again on its old port is a restart
+    card_path: str = "/.well-known/agent-card.json"  # where the card is served (the legacy `/.well-known/agent.json`)
     skills: list[AgentSkill] = field(
         default_factory=lambda: [
             AgentSkill(
@@ -335,7 +336,7 @@ class _KeyMiddleware:
             h = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
             self.agent.requests.append((scope["method"], scope["path"], h))
             key = self.agent.options.key
-            public = scope["path"] == "/.well-known/agent-card.json"
+            public = scope["path"] == self.agent.options.card_path
             if key and not public:
                 ok = (
                     h.get("authorization") == f"Bearer {key}"
@@ -611,10 +612,12 @@ class TestAgent:
             async def card_json(request: Any) -> JSONResponse:
                 return JSONResponse(legacy_card)
 
-            routes = [Route("/.well-known/agent-card.json", card_json)]
+            routes = [Route(o.card_path, card_json)]
             routes += create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True)
         else:
-            routes = create_agent_card_routes(self.card) + create_jsonrpc_routes(handler, rpc_url="/")
+            routes = create_agent_card_routes(self.card, card_url=o.card_path) + create_jsonrpc_routes(
+                handler, rpc_url="/"
+            )
         app = _KeyMiddleware(Starlette(routes=routes), self)
         self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
 

@@ -126,11 +126,20 @@ class Remote:
             return card_summary(await self._card(entry))
 
     async def _card(self, entry: AgentEntry) -> AgentCard:
-        """The card; a failure says which URL was tried (masked), since the owner gave the agent's URL and the
+        """The card, at `agent-card.json`, or at the legacy `agent.json` when that answers 404 (both within the
+        card timeout); a failure says which URLs were tried (masked), since the owner gave the agent's URL and the
         card's is made from it."""
+        tried = [entry.card_url]
         try:
             async with self.clock.timeout(self.card_timeout):
-                return await self._read_card(entry)
+                try:
+                    return await self._read_card(entry, entry.card_url)
+                except AgentCardResolutionError as e:
+                    legacy = entry.legacy_card_url
+                    if e.status_code != 404 or legacy is None:
+                        raise
+                    tried.append(legacy)
+                    return await self._read_card(entry, legacy)
         except httpx.RequestError as e:
             if isinstance(e, httpx.TimeoutException):
                 err = translate(e, entry.name, "card fetch")
@@ -143,15 +152,13 @@ class Remote:
         said = str(err)
         raise RemoteError(
             err.kind,
-            f"{said}{'' if said.endswith(('?', '.')) else '.'} Tried {mask_url(entry.card_url)}",
+            f"{said}{'' if said.endswith(('?', '.')) else '.'} Tried {' and '.join(mask_url(u) for u in tried)}",
             status=err.status,
         ) from None
 
-    async def _read_card(self, entry: AgentEntry) -> AgentCard:
+    async def _read_card(self, entry: AgentEntry, url: str) -> AgentCard:
         name = entry.name
-        async with self.http.stream(
-            "GET", entry.card_url, headers=key_headers(entry, None), timeout=self.card_timeout
-        ) as resp:
+        async with self.http.stream("GET", url, headers=key_headers(entry, None), timeout=self.card_timeout) as resp:
             if 300 <= resp.status_code < 400:
                 location = resp.headers.get("location")
                 where = mask_url(str(resp.url.join(location))) if location else "elsewhere"
