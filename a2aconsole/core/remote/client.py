@@ -61,7 +61,7 @@ from a2aconsole.core.remote.values import (
     TaskSnapshot,
 )
 
-BINDINGS = ["JSONRPC", "HTTP+JSON"]
+BINDINGS = ["JSONRPC", "HTTP+JSON"]  # the protocol bindings the console speaks (the SDK picks in card order)
 MAX_CARD_BYTES = 1024 * 1024  # real cards are a few KB; a bigger one is a mistake or an attack
 
 

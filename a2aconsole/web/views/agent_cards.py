@@ -29,7 +29,7 @@ from django.views.decorators.http import require_POST
 
 from a2aconsole.core.errors import A2AConsoleError
 from a2aconsole.core.files import AgentEntry, AgentsFile, is_http_url, mask_url, origin
-from a2aconsole.core.remote import card_json
+from a2aconsole.core.remote import BINDINGS, card_json
 from a2aconsole.web import card_history, live, scope
 from a2aconsole.web.models import CardSnapshot
 
@@ -131,11 +131,29 @@ def interfaces(entry: AgentEntry, card: dict[str, Any]) -> list[dict[str, Any]]:
                     "url": mask_url(url),
                     "origin": o or mask_url(url),
                     "binding": str(i.get("protocolBinding", "")),
+                    "version": str(i.get("protocolVersion", "")),
                     "own": o == entry.origin,
                     "trusted": bool(o) and o in entry.trusted_origins,
                 }
             )
     return out
+
+
+BINDING_NAMES = {"JSONRPC": "JSON-RPC"}
+
+
+def speaks(entry: AgentEntry, card: dict[str, Any]) -> str:
+    """How the console speaks to the agent, "A2A 1.0 over JSON-RPC": the protocol version and binding of the
+    interface it calls, picked as the SDK picks it (of the interfaces it calls, the card's first in a binding the
+    console speaks; of those in that binding, version 1.0 first). "" when it calls none."""
+    used = [i for i in interfaces(entry, card) if (i["own"] or i["trusted"]) and i["binding"] in BINDINGS]
+    if not used:
+        return ""
+    binding = used[0]["binding"]
+    versions = [i["version"] for i in used if i["binding"] == binding]
+    version = next((v for v in versions if v in ("1.0", "1.0.0")), versions[0])
+    said = f"A2A {version}" if version else "A2A 1.0 (its card names no version)"
+    return f"{said} over {BINDING_NAMES.get(binding, binding)}"
 
 
 def elsewhere(entry: AgentEntry, card: dict[str, Any]) -> list[str]:
@@ -158,6 +176,7 @@ def _row(entry: AgentEntry, snap: CardSnapshot | None) -> dict[str, Any]:
         "streaming": bool(caps.get("streaming")) if known else None,
         "push": bool(caps.get("pushNotifications")) if known else None,
         "version": card.get("version", ""),
+        "speaks": speaks(entry, card),
         "elsewhere": elsewhere(entry, card),
         "checked_at": snap.checked_at if snap else None,
         "fetched_at": snap.fetched_at if snap else None,
@@ -342,6 +361,7 @@ def _card_info(entry: AgentEntry, card: dict[str, Any], got: Fetched) -> dict[st
         "push": bool(caps.get("pushNotifications")),
         "extendedCard": got.extended,
         "protocolVersions": sorted({str(i["protocolVersion"]) for i in interfaces if i.get("protocolVersion")}),
+        "speaks": speaks(entry, card),
         "note": got.note,
     }
 
