@@ -37,7 +37,6 @@ from a2a.types import (
     Task,
     TaskPushNotificationConfig,
 )
-from google.protobuf.json_format import MessageToDict
 
 from a2aconsole.core import metrics
 from a2aconsole.core.clock import Clock, SystemClock
@@ -48,6 +47,7 @@ from a2aconsole.core.remote.convert import (
     event_value,
     message_value,
     send_request,
+    task_json,
     task_snapshot,
 )
 from a2aconsole.core.remote.errors import RemoteError, remote_errors, short, translate
@@ -288,7 +288,7 @@ class Connection:
 
     async def get_task_json(self, task_id: str) -> dict[str, Any]:
         """GetTask, the task as the agent's JSON says it (what the console's task page shows raw)."""
-        return MessageToDict(await self._get_task(task_id, None))
+        return task_json(await self._get_task(task_id, None))
 
     async def cancel(self, task_id: str) -> TaskSnapshot:
         async with self._call("cancel"):

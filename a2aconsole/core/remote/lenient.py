@@ -5,8 +5,9 @@ Agents built on other implementations than the SDKs write what a strict 1.0 pars
 refuses the whole answer: `fasta2a`'s stock storage writes every status timestamp without a time zone
 (`2026-12-04T20:59:14.363182`), so no send to such an agent ever worked. Mended here: a timestamp without a zone is
 UTC (one that is no time at all is left out: the status is kept without it), a 0.3 task state or role (`working`,
-`input-required`, `agent`) is its 1.0 name. An unknown enum value is not a failure (the SDK's parse ignores it: the
-state reads `unknown`). The owner sees no difference: the answer is the one the agent meant.
+`input-required`, `agent`) is its 1.0 name. An unknown enum value is not a failure (the SDK's parse ignores it);
+an unknown task state is kept as text (`keep_states`: "paused" is shown, not "unknown"). The owner sees no
+difference: the answer is the one the agent meant.
 
 `LenientJsonRpcTransport` is the SDK's JSON-RPC transport with that second chance, for calls and stream events
 alike; `client.Connection` makes it (through the SDK's `ClientFactory`) for every 1.0 JSON-RPC interface.
@@ -34,10 +35,13 @@ from a2a.types import (
     SendMessageResponse,
     StreamResponse,
     Task,
+    TaskState,
 )
 from a2a.utils.proto_utils import parse_lenient
 from google.protobuf.json_format import ParseError
 from google.protobuf.message import Message as Proto
+
+from a2aconsole.core.remote.convert import KEPT_STATE
 
 P = TypeVar("P", bound=Proto)
 
@@ -96,15 +100,55 @@ def mended(answer: Any) -> Any:
 
 def parse_answer(answer: Any, message: P) -> P:
     """The SDK's parse of an answer; when it refuses, the answer mended (`mended`) and parsed again. Raises the
-    strict parse's ParseError when the mended answer is refused too."""
+    strict parse's ParseError when the mended answer is refused too. A task state no enum names is kept as text
+    (`keep_states`)."""
     try:
-        return parse_lenient(answer, message)
+        parsed = parse_lenient(answer, message)
     except ParseError as strict:
         message.Clear()
         try:
-            return parse_lenient(mended(answer), message)
+            parsed = parse_lenient(mended(answer), message)
         except ParseError:
             raise strict from None
+    keep_states(answer, parsed)
+    return parsed
+
+
+def _member(value: Any, *names: str) -> Any:
+    """A member of a JSON object by any of its names (ProtoJSON reads camelCase and the proto's own)."""
+    if isinstance(value, dict):
+        for name in names:
+            if name in value:
+                return value[name]
+    return None
+
+
+def state_word(said: str) -> str:
+    """A state as the console writes states: `TASK_STATE_ON_HOLD`, `On hold` -> `on-hold` (64 characters at most)."""
+    word = said.strip().removeprefix("TASK_STATE_").lower()
+    return "-".join(word.replace("_", " ").replace("-", " ").split())[:64] or "unknown"
+
+
+def keep_states(answer: Any, parsed: Proto) -> None:
+    """A task state the agent said that no 1.0 enum names (the parse left it unspecified) kept as text, in the
+    metadata of the task or status update holding it (`convert.KEPT_STATE`): shown as the task's state, where
+    it would read `unknown`."""
+    if isinstance(parsed, Task):
+        holders = [(answer, parsed)]
+    else:
+        kind = parsed.WhichOneof("payload") if parsed.DESCRIPTOR.oneofs_by_name.get("payload") else None
+        if kind == "task":
+            holders = [(_member(answer, "task"), parsed.task)]
+        elif kind == "status_update":
+            holders = [(_member(answer, "statusUpdate", "status_update"), parsed.status_update)]
+        else:
+            return
+    for raw, holder in holders:
+        if holder.status.state != TaskState.TASK_STATE_UNSPECIFIED:
+            continue
+        said = _member(_member(raw, "status"), "state")
+        if isinstance(said, str) and said.strip() and said != "TASK_STATE_UNSPECIFIED":
+            holder.metadata[KEPT_STATE] = state_word(said)
 
 
 async def _second_chance(call: Awaitable[P], message: P) -> P:

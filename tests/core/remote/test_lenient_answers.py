@@ -7,12 +7,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from a2a.types import StreamResponse, Task, TaskState
+from a2a.types import SendMessageResponse, StreamResponse, Task, TaskState
 from a2a.utils.proto_utils import parse_lenient
 from google.protobuf.json_format import ParseError
 
 from a2aconsole.core.files import AgentEntry
 from a2aconsole.core.remote import OutgoingMessage, Remote, StatusUpdate, TaskSnapshot, lenient
+from a2aconsole.core.remote.convert import event_value, task_json, task_snapshot
 from a2aconsole.core.remote.lenient import parse_answer, utc_timestamp
 from tests.support.fasta2a_agents import Fasta2aAgent
 
@@ -63,7 +64,8 @@ def test_the_strict_parse_comes_first(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(lenient, "mended", refuse)
     task = parse_answer({"id": "t1", "status": {"state": "working", "timestamp": "2026-12-04T20:59:14Z"}}, Task())
-    assert task.id == "t1" and task.status.state == TaskState.TASK_STATE_UNSPECIFIED  # unknown enum: ignored
+    assert task.id == "t1" and task.status.state == TaskState.TASK_STATE_UNSPECIFIED  # a 0.3 name: no 1.0 enum
+    assert task_snapshot(task).state == "working"  # ... kept as text, which is the console's own word for it
 
 
 def test_a_refused_answer_the_mending_cannot_save_raises_the_strict_error() -> None:
@@ -101,3 +103,21 @@ async def test_fasta2a_send_task_and_stream(remote: Remote, fa_entry: AgentEntry
     assert states[-1] == "completed", states
     task = await conn.get_task(reply.id)
     assert task.state == "completed" and task.status.stamp is not None
+
+
+def test_an_unknown_task_state_is_kept_as_text() -> None:
+    """A state no 1.0 enum names is not a failure, and not "unknown" either: the agent's word, as the console
+    writes states; whether the strict parse read the answer (it ignores the value) or the mended one did."""
+    strict = parse_answer({"id": "t1", "status": {"state": "TASK_STATE_PAUSED"}}, Task())
+    assert task_snapshot(strict).state == "paused"
+    mended = parse_answer({"id": "t1", "status": {"state": "On-Hold", "timestamp": NAIVE}}, Task())
+    assert task_snapshot(mended).state == "on-hold" and mended.status.HasField("timestamp")
+    event = parse_answer({"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_PAUSED"}}}, StreamResponse())
+    update = event_value(event)
+    assert isinstance(update, StatusUpdate) and update.status.state == "paused"
+    sent = parse_answer({"task": {"id": "t1", "status": {"state": "queued"}}}, SendMessageResponse())
+    assert task_snapshot(sent.task).state == "queued"
+    # what the console shows of the task's JSON is the agent's own: no word of the console's in it
+    assert task_json(strict) == {"id": "t1", "status": {}}
+    unspecified = parse_answer({"id": "t2", "status": {"state": "TASK_STATE_UNSPECIFIED"}}, Task())
+    assert task_snapshot(unspecified).state == "unknown"
