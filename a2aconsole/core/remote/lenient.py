@@ -9,8 +9,9 @@ UTC (one that is no time at all is left out: the status is kept without it), a 0
 an unknown task state is kept as text (`keep_states`: "paused" is shown, not "unknown"). The owner sees no
 difference: the answer is the one the agent meant.
 
-`LenientJsonRpcTransport` is the SDK's JSON-RPC transport with that second chance, for calls and stream events
-alike; `client.Connection` makes it (through the SDK's `ClientFactory`) for every 1.0 JSON-RPC interface.
+`LenientJsonRpcTransport` and `LenientRestTransport` are the SDK's transports with that second chance, for calls
+and stream events alike; `client.Connection` makes them (through the SDK's `ClientFactory`) for every 1.0
+interface.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from typing import Any, TypeVar
 
 from a2a.client import ClientCallContext, ClientConfig, ClientFactory
 from a2a.client.errors import A2AClientError
-from a2a.client.transports import ClientTransport, JsonRpcTransport
+from a2a.client.transports import ClientTransport, JsonRpcTransport, RestTransport
 from a2a.client.transports.http_helpers import get_http_args, send_http_stream_request
 from a2a.compat.v0_3.jsonrpc_transport import CompatJsonRpcTransport
+from a2a.compat.v0_3.rest_transport import CompatRestTransport
 from a2a.compat.v0_3.versions import is_legacy_version
 from a2a.types import (
     AgentCard,
@@ -151,42 +153,54 @@ def keep_states(answer: Any, parsed: Proto) -> None:
             holder.metadata[KEPT_STATE] = state_word(said)
 
 
-async def _second_chance(call: Awaitable[P], message: P) -> P:
-    """`call`, a transport's call; when the SDK refuses its answer, the raw answer (kept by `_send_request`)
-    parsed leniently instead. The call is not made again: a send is sent once."""
-    kept: list[dict[str, Any]] = []
-    token = _ANSWERS.set(kept)
-    try:
-        return await call
-    except ParseError:
-        if not kept or "result" not in kept[-1]:
-            raise
-        return parse_answer(kept[-1]["result"], message)
-    finally:
-        _ANSWERS.reset(token)
+class _SecondChance:
+    """What both lenient transports add to the SDK's: the raw answer of a call kept (`_send_request`), and parsed
+    leniently (`parse_answer`) when the SDK's strict parse refuses it. The call is not made again: a send is sent
+    once. `_result`: where the result is in a raw answer."""
 
-
-class LenientJsonRpcTransport(JsonRpcTransport):
-    """The SDK's JSON-RPC transport, whose answers (sends, tasks, cancels, stream events) are parsed leniently
-    when its strict parse refuses them (`parse_answer`)."""
-
-    async def _send_request(self, payload: dict[str, Any], context: ClientCallContext | None = None) -> dict[str, Any]:
-        answer = await super()._send_request(payload, context)
+    async def _send_request(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        answer: dict[str, Any] = await super()._send_request(*args, **kwargs)  # type: ignore[misc]
         kept = _ANSWERS.get(None)
         if kept is not None:
             kept.append(answer)
         return answer
 
+    def _result(self, answer: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    async def _second_chance(self, call: Awaitable[P], message: P) -> P:
+        kept: list[dict[str, Any]] = []
+        token = _ANSWERS.set(kept)
+        try:
+            return await call
+        except ParseError:
+            if not kept:
+                raise
+            return parse_answer(self._result(kept[-1]), message)
+        finally:
+            _ANSWERS.reset(token)
+
     async def send_message(
         self, request: SendMessageRequest, *, context: ClientCallContext | None = None
     ) -> SendMessageResponse:
-        return await _second_chance(super().send_message(request, context=context), SendMessageResponse())
+        call = super().send_message(request, context=context)  # type: ignore[misc]
+        return await self._second_chance(call, SendMessageResponse())
 
     async def get_task(self, request: GetTaskRequest, *, context: ClientCallContext | None = None) -> Task:
-        return await _second_chance(super().get_task(request, context=context), Task())
+        return await self._second_chance(super().get_task(request, context=context), Task())  # type: ignore[misc]
 
     async def cancel_task(self, request: CancelTaskRequest, *, context: ClientCallContext | None = None) -> Task:
-        return await _second_chance(super().cancel_task(request, context=context), Task())
+        return await self._second_chance(super().cancel_task(request, context=context), Task())  # type: ignore[misc]
+
+
+class LenientJsonRpcTransport(_SecondChance, JsonRpcTransport):
+    """The SDK's JSON-RPC transport, whose answers (sends, tasks, cancels, stream events) are parsed leniently
+    when its strict parse refuses them (`parse_answer`)."""
+
+    def _result(self, answer: dict[str, Any]) -> Any:
+        if "result" not in answer:
+            raise ParseError("a JSON-RPC answer without a result")
+        return answer["result"]
 
     async def _send_stream_request(
         self, rpc_request_payload: dict[str, Any], context: ClientCallContext | None = None
@@ -201,28 +215,69 @@ class LenientJsonRpcTransport(JsonRpcTransport):
             json=rpc_request_payload,
             **get_http_args(context),
         ):
-            try:
-                answer = json.loads(sse_data)
-            except json.JSONDecodeError as e:
-                raise A2AClientError(f"Invalid JSON-RPC response in SSE stream: {e}") from e
-            answer = self._check_jsonrpc_response(answer)
+            answer = self._check_jsonrpc_response(_json_event(sse_data, "Invalid JSON-RPC response in SSE stream"))
             yield parse_answer(answer["result"], StreamResponse())
 
 
+class LenientRestTransport(_SecondChance, RestTransport):
+    """The SDK's HTTP+JSON transport, with the same second chance (`LenientJsonRpcTransport`)."""
+
+    def _result(self, answer: dict[str, Any]) -> Any:
+        return answer
+
+    async def _send_stream_request(
+        self,
+        method: str,
+        target: str,
+        tenant: str,
+        context: ClientCallContext | None = None,
+        *,
+        json: dict[str, Any] | None = None,
+    ) -> AsyncGenerator[StreamResponse]:
+        """The SDK's stream reading, each event parsed with `parse_answer`."""
+        async for sse_data in send_http_stream_request(
+            self.httpx_client,
+            method,
+            f"{self.url}{self._get_path(target, tenant)}",
+            self._handle_http_error,
+            self._handle_sse_error,
+            json=json,
+            **get_http_args(context),
+        ):
+            yield parse_answer(_json_event(sse_data, "Invalid JSON in SSE stream"), StreamResponse())
+
+
+def _json_event(sse_data: str, what: str) -> Any:
+    try:
+        return json.loads(sse_data)
+    except json.JSONDecodeError as e:
+        raise A2AClientError(f"{what}: {e}") from e
+
+
 def lenient_factory(config: ClientConfig) -> ClientFactory:
-    """The SDK's client factory, its JSON-RPC transport for a 1.0 interface the lenient one (a 0.3 interface keeps
-    the SDK's compat transport, which reads 0.3's own JSON). The interface is picked as the SDK picks it."""
+    """The SDK's client factory, its JSON-RPC and HTTP+JSON transports for a 1.0 interface the lenient ones (a 0.3
+    interface keeps the SDK's compat transport, which reads 0.3's own JSON). The interface is picked as the SDK
+    picks it."""
     factory = ClientFactory(config)
     http = config.httpx_client
     assert http is not None, "the console's calls share one http client"
 
-    def jsonrpc(card: AgentCard, url: str, config: ClientConfig) -> ClientTransport:
+    def legacy(card: AgentCard, url: str, binding: str) -> bool:
         interface = ClientFactory._find_best_interface(
-            list(card.supported_interfaces), protocol_bindings=["JSONRPC"], url=url
+            list(card.supported_interfaces), protocol_bindings=[binding], url=url
         )
-        if interface is not None and is_legacy_version(interface.protocol_version):
+        return interface is not None and is_legacy_version(interface.protocol_version)
+
+    def jsonrpc(card: AgentCard, url: str, config: ClientConfig) -> ClientTransport:
+        if legacy(card, url, "JSONRPC"):
             return CompatJsonRpcTransport(http, card, url, is_shared_httpx=True)
         return LenientJsonRpcTransport(http, card, url, is_shared_httpx=True)
 
+    def rest(card: AgentCard, url: str, config: ClientConfig) -> ClientTransport:
+        if legacy(card, url, "HTTP+JSON"):
+            return CompatRestTransport(http, card, url, is_shared_httpx=True)
+        return LenientRestTransport(http, card, url, is_shared_httpx=True)
+
     factory.register("JSONRPC", jsonrpc)
+    factory.register("HTTP+JSON", rest)
     return factory

@@ -1,20 +1,26 @@
 """Answers the SDK's strict parse refuses, read leniently where the meaning is clear (issue 26, item 1): the parse
 itself, then a real `fasta2a` agent (its stock storage writes timestamps without a time zone) over a connection:
-a send, a task, a stream."""
+a send, a task, a stream; and the same over HTTP+JSON (a scripted agent: fasta2a serves JSON-RPC only)."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from a2a.types import SendMessageResponse, StreamResponse, Task, TaskState
 from a2a.utils.proto_utils import parse_lenient
 from google.protobuf.json_format import ParseError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 
 from a2aconsole.core.files import AgentEntry
 from a2aconsole.core.remote import OutgoingMessage, Remote, StatusUpdate, TaskSnapshot, lenient
 from a2aconsole.core.remote.convert import event_value, task_json, task_snapshot
 from a2aconsole.core.remote.lenient import parse_answer, utc_timestamp
+from tests.core.remote.test_client_misbehaving import Misbehaving
 from tests.support.fasta2a_agents import Fasta2aAgent
 
 NAIVE = "2026-12-04T20:59:14.363182"
@@ -121,3 +127,54 @@ def test_an_unknown_task_state_is_kept_as_text() -> None:
     assert task_json(strict) == {"id": "t1", "status": {}}
     unspecified = parse_answer({"id": "t2", "status": {"state": "TASK_STATE_UNSPECIFIED"}}, Task())
     assert task_snapshot(unspecified).state == "unknown"
+
+
+@pytest.fixture
+def rest_agent() -> Iterator[Misbehaving]:
+    """A scripted HTTP+JSON agent whose answers carry timestamps without a zone, as fasta2a's storage writes them:
+    a send, a task, a stream."""
+    server = Misbehaving().start()
+    card = {
+        "name": "rest",
+        "description": "naive times over REST",
+        "version": "1",
+        "supportedInterfaces": [{"url": server.url, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}],
+        "capabilities": {"streaming": True},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+    }
+
+    def task(state: str) -> dict[str, Any]:
+        return {"id": "t1", "contextId": "c1", "status": {"state": state, "timestamp": NAIVE}}
+
+    def stream(request: Request) -> Response:
+        events = [
+            {"task": task("TASK_STATE_WORKING")},
+            {"statusUpdate": {**task("TASK_STATE_COMPLETED"), "taskId": "t1"}},
+        ]
+        body = "".join(f"data: {json.dumps(e)}\n\n" for e in events)
+        return Response(body, media_type="text/event-stream")
+
+    server.routes["/.well-known/agent-card.json"] = lambda r: JSONResponse(card)
+    server.routes["/message:send"] = lambda r: JSONResponse({"task": task("TASK_STATE_SUBMITTED")})
+    server.routes["/tasks/t1"] = lambda r: JSONResponse(task("TASK_STATE_COMPLETED"))
+    server.routes["/tasks/t1:subscribe"] = stream
+    yield server
+    server.stop()
+
+
+async def test_an_http_json_agent_s_answers_are_mended_too(remote: Remote, rest_agent: Misbehaving) -> None:
+    conn = await remote.connect(AgentEntry(name="rest", url=rest_agent.url))
+    at = (int(datetime(2026, 12, 4, 20, 59, 14, tzinfo=UTC).timestamp()), 363182000)
+    reply = await conn.send(_message("hi"))
+    assert isinstance(reply, TaskSnapshot) and reply.state == "submitted" and reply.status.stamp == at
+    task = await conn.get_task("t1")
+    assert task.state == "completed" and task.status.stamp == at
+    states = [ev.state if isinstance(ev, TaskSnapshot) else ev.status.state async for ev in conn.subscribe("t1")]
+    assert states == ["working", "completed"]
+    assert [path for _, path, _ in rest_agent.hits] == [
+        "/.well-known/agent-card.json",
+        "/message:send",
+        "/tasks/t1",
+        "/tasks/t1:subscribe",
+    ]
