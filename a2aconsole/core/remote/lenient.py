@@ -172,13 +172,16 @@ class _SecondChance:
         kept: list[dict[str, Any]] = []
         token = _ANSWERS.set(kept)
         try:
-            return await call
+            parsed = await call
         except ParseError:
             if not kept:
                 raise
             return parse_answer(self._result(kept[-1]), message)
         finally:
             _ANSWERS.reset(token)
+        if kept:  # read by the SDK: a state it left unspecified may still be the agent's word
+            keep_states(self._result(kept[-1]), parsed)
+        return parsed
 
     async def send_message(
         self, request: SendMessageRequest, *, context: ClientCallContext | None = None

@@ -178,3 +178,15 @@ async def test_an_http_json_agent_s_answers_are_mended_too(remote: Remote, rest_
         "/tasks/t1",
         "/tasks/t1:subscribe",
     ]
+
+
+async def test_an_unknown_state_over_the_wire_is_kept_as_text(remote: Remote, rest_agent: Misbehaving) -> None:
+    """As the SDK reads the answer (nothing to mend) and as the lenient parse does, on a call and a stream."""
+    task = {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_PAUSED"}}
+    rest_agent.routes["/tasks/t1"] = lambda r: JSONResponse(task)
+    rest_agent.routes["/message:send"] = lambda r: JSONResponse({"task": {**task, "status": {"state": "queued"}}})
+    conn = await remote.connect(AgentEntry(name="rest", url=rest_agent.url))
+    assert (await conn.get_task("t1")).state == "paused"
+    reply = await conn.send(_message("hi"))
+    assert isinstance(reply, TaskSnapshot) and reply.state == "queued"
+    assert "metadata" not in await conn.get_task_json("t1")  # the raw task shows nothing the agent did not say
