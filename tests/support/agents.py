@@ -42,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import re
 import socket
 import threading
 import time
@@ -128,6 +129,7 @@ class AgentOptions:
     one_task_per_context: bool = False  # refuse a new task in a context whose `hold` task still runs ("busy")
     chunked: bool = False  # answer without Content-Length (chunked), so a reader learns the size only by reading
     gzip_calls: bool = False  # gzip every JSON-RPC answer, whatever the request's Accept-Encoding says
+    naive_times: bool = False  # write every timestamp of a JSON-RPC answer without its zone, as fasta2a's storage does
     safe_push_urls: bool = False  # refuse push URLs on loopback and private addresses (the SDKs' SSRF guard)
     cancel_answer: str = ""  # how CancelTask answers at first ("", "working", "refuse": `TestAgent.cancel_answer`)
     port: int = 0  # serve on this port (0: any free one); an agent started again on its old port is a restart
@@ -350,6 +352,8 @@ class _KeyMiddleware:
                 send = _without_length(send)
             if self.agent.options.gzip_calls and scope["method"] == "POST":
                 send = _gzipped(send)
+            if self.agent.options.naive_times and scope["method"] == "POST":
+                send = _naive_times(send)
             if self.agent.card_delay and public:
                 await asyncio.sleep(self.agent.card_delay)
             if scope["method"] == "POST":
@@ -418,6 +422,24 @@ def _without_length(send: Any) -> Any:
         if message["type"] == "http.response.start":
             headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"content-length"]
             message = {**message, "headers": headers}
+        await send(message)
+
+    return wrapped
+
+
+_ZONED = re.compile(rb'("timestamp"\s*:\s*"[^"]*?)(?:Z|[+-]\d\d:\d\d)"')
+
+
+def _naive_times(send: Any) -> Any:
+    """An ASGI `send` that writes every timestamp without its zone (`...14.363182`, not `...14.363182Z`), each body
+    chunk as it goes (an event of a stream is one chunk); Content-Length dropped, as the body shrinks."""
+
+    async def wrapped(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"content-length"]
+            message = {**message, "headers": headers}
+        elif message.get("body"):
+            message = {**message, "body": _ZONED.sub(rb'\1"', message["body"])}
         await send(message)
 
     return wrapped

@@ -52,7 +52,7 @@ from a2aconsole.core.remote.convert import (
 )
 from a2aconsole.core.remote.errors import RemoteError, remote_errors, short, translate
 from a2aconsole.core.remote.http import KEY_ORIGIN_HEADER
-from a2aconsole.core.remote.lenient import lenient_factory
+from a2aconsole.core.remote.transports import lenient_factory
 from a2aconsole.core.remote.values import (
     CardSummary,
     MessageValue,

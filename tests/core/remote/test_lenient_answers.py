@@ -5,7 +5,7 @@ a send, a task, a stream; and the same over HTTP+JSON (a scripted agent: fasta2a
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,6 +21,7 @@ from a2aconsole.core.remote import OutgoingMessage, Remote, StatusUpdate, TaskSn
 from a2aconsole.core.remote.convert import event_value, task_json, task_snapshot
 from a2aconsole.core.remote.lenient import parse_answer, utc_timestamp
 from tests.core.remote.test_client_misbehaving import Misbehaving
+from tests.support.agents import TestAgent
 from tests.support.fasta2a_agents import Fasta2aAgent
 
 NAIVE = "2026-12-04T20:59:14.363182"
@@ -190,3 +191,23 @@ async def test_an_unknown_state_over_the_wire_is_kept_as_text(remote: Remote, re
     reply = await conn.send(_message("hi"))
     assert isinstance(reply, TaskSnapshot) and reply.state == "queued"
     assert "metadata" not in await conn.get_task_json("t1")  # the raw task shows nothing the agent did not say
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["protocol-1.0", "protocol-0.3"])
+async def test_an_sdk_agent_writing_times_without_zone(
+    remote: Remote, make_agent: Callable[..., TestAgent], legacy: bool
+) -> None:
+    """A real a2a-sdk agent whose answers lose their zones on the way (`naive_times`), on protocol 1.0 and on 0.3
+    (older fasta2a and pydantic-ai agents speak 0.3 with the same storage), over a send, a stream and a task."""
+    agent = make_agent(naive_times=True, legacy=legacy)
+    conn = await remote.connect(AgentEntry(name="naive", url=agent.url))
+    reply = await conn.send(_message("hold g1"))
+    assert isinstance(reply, TaskSnapshot)
+    events = conn.subscribe(reply.id)
+    first = await anext(events)
+    assert isinstance(first, TaskSnapshot) and first.status.stamp is not None
+    agent.release("g1")
+    last = [ev async for ev in events][-1]
+    assert isinstance(last, StatusUpdate) and last.status.state == "completed" and last.status.stamp is not None
+    task = await conn.get_task(reply.id)
+    assert task.state == "completed" and task.status.stamp is not None
