@@ -18,6 +18,7 @@ from tests.support.agents import PDF_BYTES
 from tests.support.clock import FakeClock
 from tests.support.fasta2a_agents import Fasta2aAgent
 from tests.support.toolkit import TARGET, TargetTool, entry, make_tool, write_agents
+from tests.support.watching import eventually
 
 
 @pytest.fixture
@@ -127,3 +128,22 @@ async def test_the_new_task_of_a_follow_up_is_the_one_watched(
     assert answer.get("state") == "working" and new != old and answer["newTask"] == _moved(new, old), answer
     (record,) = pending.read(workspace).records
     assert record.task_id == new
+
+
+async def test_fasta2a_cancel_is_answered_before_it_takes_effect(
+    http, workspace: Workspace, pydantic_agent: Fasta2aAgent
+) -> None:
+    """fasta2a answers CancelTask with the task as it is when the cancel is queued for its worker (still working):
+    a cancel only requested, the watch goes on; the task is canceled soon after."""
+    clock = FakeClock()
+    tool = make_tool(http, workspace, clock=clock)
+    sent = await _past_the_wait(tool, clock, {"agent": "fa", "message": "hold g9"})
+    out = await tool.run("cancel", {"agent": "fa", "taskId": sent["taskId"]}, TARGET)
+    assert out.get("state") == "working" and out["watch"] == "goes on", out
+    assert [r.task_id for r in pending.read(workspace).records] == [sent["taskId"]]
+
+    async def canceled() -> bool:
+        return (await tool.run("status", {"agent": "fa", "taskId": sent["taskId"]}, TARGET)).get("state") == "canceled"
+
+    await eventually(canceled)
+    assert pending.read(workspace).records == []  # the settled status ended the watch
