@@ -96,12 +96,19 @@ def watched_in_context(workspace: Workspace, target: str, agent: str, context_id
     return next((r for r in records if (r.target, r.agent, r.context_id) == (target, agent, context_id)), None)
 
 
-def new_task_note(sent_task_id: str, reply_task_id: str) -> str:
+def new_task_note(sent_task_id: str, reply_task_id: str, sent_context_id: str) -> str:
     """What the answer says when the agent took a follow-up (a send naming `sent_task_id`) as a new task, as
-    fasta2a does with every message; "" when it continued the task."""
+    fasta2a does with every message; "" when it continued the task. Such an agent keeps a conversation by its
+    context only: a follow-up that named none is told to."""
     if not sent_task_id or reply_task_id == sent_task_id:
         return ""
-    return f"the agent started a new task {reply_task_id} instead of continuing {sent_task_id}"
+    note = f"the agent started a new task {reply_task_id} instead of continuing {sent_task_id}"
+    if not sent_context_id:
+        note += (
+            "; this send named no contextId, and the agent may have lost the conversation: to keep it, send the "
+            "task's contextId with the answer"
+        )
+    return note
 
 
 def working_answer(agent: str, task_id: str, context_id: str) -> dict[str, Any]:

@@ -252,7 +252,7 @@ class A2ATool:
             await self._emit(MESSAGE, workspace, target, entry.name, "", reply.context_id, **said)
             return out
         await self._emit(SENT, workspace, target, entry.name, reply.id, reply.context_id, text=text or "", data=sent)
-        moved = new_task_note(task_id, reply.id)
+        moved = new_task_note(task_id, reply.id, context_id)
         if moved:  # the old task's question is answered (by a new task): its history says so
             said = {**(sent or {}), "newTaskId": reply.id, "note": moved}
             await self._emit(

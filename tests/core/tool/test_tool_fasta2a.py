@@ -147,3 +147,19 @@ async def test_fasta2a_cancel_is_answered_before_it_takes_effect(
 
     await eventually(canceled)
     assert pending.read(workspace).records == []  # the settled status ended the watch
+
+
+async def test_a_follow_up_without_its_context_is_told_to_send_it(
+    http, workspace: Workspace, pydantic_agent: Fasta2aAgent
+) -> None:
+    """Without the contextId, fasta2a's new task is in a new context too: the agent lost the conversation (this
+    one echoes, as it got no question to answer), and the answer says what to send to keep it."""
+    tool = make_tool(http, workspace)
+    old, follow_up = await _asked(tool, "red")
+    del follow_up["contextId"]
+    answer = await tool.run("send", follow_up, TARGET)
+    assert answer.get("state") == "completed" and answer["text"] == "echo: red", answer
+    assert answer["newTask"] == (
+        f"{_moved(answer['taskId'], old)}; this send named no contextId, and the agent may have lost the "
+        "conversation: to keep it, send the task's contextId with the answer"
+    )
