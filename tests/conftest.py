@@ -1,4 +1,4 @@
-"""Shared fixtures: real loopback A2A agents on two SDKs, a temp workspace and the test's own A2A client.
+"""Shared fixtures: real loopback A2A agents on two SDKs and fasta2a, a temp workspace and the test's own A2A client.
 
 `make_agent`/`agent` give Python `a2a-sdk` agents (tests/support/agents.py). `make_sdk_agent`/`sdk_agent`
 are parametrized over both SDKs, with the same interface, for the wire tests that must hold on both:
@@ -18,6 +18,7 @@ from xdist.scheduler import LoadGroupScheduling
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.remote.client import Remote
 from tests.support.agents import AgentOptions, TestAgent
+from tests.support.fasta2a_agents import Fasta2aAgent
 from tests.support.js_agents import JsAgent, JsAgentHost
 from tests.support.worker_env import open_remote
 
@@ -80,6 +81,14 @@ def make_agent() -> Iterator[Callable[..., TestAgent]]:
 def agent(make_agent: Callable[..., TestAgent]) -> TestAgent:
     """A default agent: streaming, push, no key."""
     return make_agent()
+
+
+@pytest.fixture
+def fasta2a_agent() -> Iterator[Fasta2aAgent]:
+    """An agent on `fasta2a` (pydantic's A2A server, its stock storage and broker, a plain worker), stopped after."""
+    agent = Fasta2aAgent().start()
+    yield agent
+    agent.stop()
 
 
 @pytest.fixture(scope="session")

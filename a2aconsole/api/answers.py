@@ -125,6 +125,17 @@ SCHEMAS: dict[str, Any] = {
             **_FILES,
             "question": {**_STR, "description": "input-required / auth-required: what the agent asks"},
             "hint": {**_STR, "description": "how to answer: send with this agent and taskId"},
+            "newTask": {
+                **_STR,
+                "description": (
+                    "send naming a taskId that the agent took as a new task (fasta2a does, with every message): "
+                    "says so; `taskId` is the new task, the one followed from now on"
+                ),
+            },
+            "previousTaskId": {
+                **_STR,
+                "description": "with newTask: the taskId sent, which the agent did not continue",
+            },
             "note": {**_STR, "description": "the watch note (still working), or what cancel did"},
             "watch": {
                 **_STR,

@@ -19,6 +19,7 @@ from a2aconsole.web.inbound import start_listening, stop_listening
 from a2aconsole.web.models import ApiToken, ChatTarget
 from tests.support.agents import TestAgent
 from tests.support.api_host import Host, make_host
+from tests.support.fasta2a_agents import Fasta2aAgent
 from tests.support.toolkit import entry, write_agents
 from tests.support.watching import eventually
 
@@ -68,6 +69,19 @@ async def test_question_answered_with_task_id(host: Host, echo: TestAgent) -> No
     assert asked["state"] == "input-required" and "Which colour?" in json.dumps(asked)
     _, done = await host.call({"action": "send", "agent": "echo", "message": "blue", "taskId": asked["taskId"]})
     assert done["state"] == "completed" and done["text"] == "got answer: blue"
+
+
+async def test_a_follow_up_the_agent_took_as_a_new_task_says_so(
+    host: Host, workspace: Workspace, fasta2a_agent: Fasta2aAgent
+) -> None:
+    """fasta2a opens a new task for every message: the answer names both tasks (openapi.json describes them)."""
+    write_agents(workspace, entry("fa", fasta2a_agent))
+    _, asked = await host.call({"action": "send", "agent": "fa", "message": "ask"})
+    assert asked["state"] == "input-required", asked
+    follow_up = {"action": "send", "agent": "fa", "message": "blue", "taskId": asked["taskId"]}
+    _, done = await host.call({**follow_up, "contextId": asked["contextId"]})
+    assert done["state"] == "completed" and done["text"] == "got answer: blue" and done["taskId"] != asked["taskId"]
+    assert done["previousTaskId"] == asked["taskId"] and done["newTask"].startswith("the agent started a new task")
 
 
 async def test_status_and_cancel_of_a_running_task(host: Host, echo: TestAgent, workspace: Workspace) -> None:

@@ -33,7 +33,7 @@ refuses it as not cancelable while the task runs. `agent.forget()` drops every t
 an in-memory store has (GetTask then answers task-not-found).
 
 Agent options (per server): api key required, bearer-only card, streaming, push, extended card,
-message-only, a 0.3 compat server. `change_card(...)` publishes a different card while the agent runs.
+message-only, a 0.3 compat server, the card's path. `change_card(...)` publishes a different card while the agent runs.
 Every request is recorded (headers lower-case, message parts and metadata).
 """
 
@@ -42,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import re
 import socket
 import threading
 import time
@@ -128,9 +129,11 @@ class AgentOptions:
     one_task_per_context: bool = False  # refuse a new task in a context whose `hold` task still runs ("busy")
     chunked: bool = False  # answer without Content-Length (chunked), so a reader learns the size only by reading
     gzip_calls: bool = False  # gzip every JSON-RPC answer, whatever the request's Accept-Encoding says
+    naive_times: bool = False  # write every timestamp of a JSON-RPC answer without its zone, as fasta2a's storage does
     safe_push_urls: bool = False  # refuse push URLs on loopback and private addresses (the SDKs' SSRF guard)
     cancel_answer: str = ""  # how CancelTask answers at first ("", "working", "refuse": `TestAgent.cancel_answer`)
     port: int = 0  # serve on this port (0: any free one); an agent started again on its old port is a restart
+    card_path: str = "/.well-known/agent-card.json"  # where the card is served (the legacy `/.well-known/agent.json`)
     skills: list[AgentSkill] = field(
         default_factory=lambda: [
             AgentSkill(
@@ -335,7 +338,7 @@ class _KeyMiddleware:
             h = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
             self.agent.requests.append((scope["method"], scope["path"], h))
             key = self.agent.options.key
-            public = scope["path"] == "/.well-known/agent-card.json"
+            public = scope["path"] == self.agent.options.card_path
             if key and not public:
                 ok = (
                     h.get("authorization") == f"Bearer {key}"
@@ -349,6 +352,8 @@ class _KeyMiddleware:
                 send = _without_length(send)
             if self.agent.options.gzip_calls and scope["method"] == "POST":
                 send = _gzipped(send)
+            if self.agent.options.naive_times and scope["method"] == "POST":
+                send = _naive_times(send)
             if self.agent.card_delay and public:
                 await asyncio.sleep(self.agent.card_delay)
             if scope["method"] == "POST":
@@ -417,6 +422,24 @@ def _without_length(send: Any) -> Any:
         if message["type"] == "http.response.start":
             headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"content-length"]
             message = {**message, "headers": headers}
+        await send(message)
+
+    return wrapped
+
+
+_ZONED = re.compile(rb'("timestamp"\s*:\s*"[^"]*?)(?:Z|[+-]\d\d:\d\d)"')
+
+
+def _naive_times(send: Any) -> Any:
+    """An ASGI `send` that writes every timestamp without its zone (`...14.363182`, not `...14.363182Z`), each body
+    chunk as it goes (an event of a stream is one chunk); Content-Length dropped, as the body shrinks."""
+
+    async def wrapped(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"content-length"]
+            message = {**message, "headers": headers}
+        elif message.get("body"):
+            message = {**message, "body": _ZONED.sub(rb'\1"', message["body"])}
         await send(message)
 
     return wrapped
@@ -611,10 +634,12 @@ class TestAgent:
             async def card_json(request: Any) -> JSONResponse:
                 return JSONResponse(legacy_card)
 
-            routes = [Route("/.well-known/agent-card.json", card_json)]
+            routes = [Route(o.card_path, card_json)]
             routes += create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True)
         else:
-            routes = create_agent_card_routes(self.card) + create_jsonrpc_routes(handler, rpc_url="/")
+            routes = create_agent_card_routes(self.card, card_url=o.card_path) + create_jsonrpc_routes(
+                handler, rpc_url="/"
+            )
         app = _KeyMiddleware(Starlette(routes=routes), self)
         self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
 

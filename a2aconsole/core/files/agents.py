@@ -39,11 +39,20 @@ class AgentEntry:
     @property
     def card_url(self) -> str:
         """Where the public card lives: the URL itself when it ends in `.json`."""
+        return self._well_known("agent-card.json") or self.url
+
+    @property
+    def legacy_card_url(self) -> str | None:
+        """Where agents made before the card's 0.3 name (ADK's too) serve it, `/.well-known/agent.json`: looked at
+        when `card_url` answers 404. None when the URL is the card's own (it ends in `.json`)."""
+        return self._well_known("agent.json")
+
+    def _well_known(self, name: str) -> str | None:
         p = urlsplit(self.url)
         if p.path.endswith(".json"):
-            return self.url
+            return None
         # the well-known path goes into the path: appended to the whole URL it would land in a query
-        return urlunsplit(p._replace(path=p.path.rstrip("/") + "/.well-known/agent-card.json", fragment=""))
+        return urlunsplit(p._replace(path=p.path.rstrip("/") + "/.well-known/" + name, fragment=""))
 
     @property
     def masked_url(self) -> str:

@@ -3,7 +3,7 @@ SDK's types turned into the core's values (`values.py`, by `convert.py`), one ma
 shared httpx client and its answer budget, the pool of connections, and the limits on calls at once. Only this
 wing imports a2a-sdk."""
 
-from a2aconsole.core.remote.client import Connection, Remote
+from a2aconsole.core.remote.client import BINDINGS, Connection, Remote
 from a2aconsole.core.remote.convert import card_json, outgoing_message
 from a2aconsole.core.remote.errors import RemoteError
 from a2aconsole.core.remote.http import new_http_client
@@ -22,6 +22,7 @@ from a2aconsole.core.remote.values import (
 )
 
 __all__ = [
+    "BINDINGS",
     "ArtifactUpdate",
     "CallLimits",
     "Connection",

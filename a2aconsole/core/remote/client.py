@@ -3,9 +3,10 @@ client, over the process's one httpx client, `http.py`).
 
 Every call is bounded by the call timeout, timed, and every failure becomes a RemoteError (`errors.py`) whose
 message a person can read and which never holds a key. The SDK's types become the core's values in
-`convert.py`: the remote wing is the only part of the console that sees them. Keys travel as per-call headers
-that a request hook on the shared client strips from any request not addressed to the agent's own origin, so no
-card, redirect or interface URL can carry a key elsewhere.
+`convert.py`: the remote wing is the only part of the console that sees them. An answer the SDK's strict parse
+refuses is read again leniently where its meaning is clear (`lenient.py`: a timestamp without a zone is UTC).
+Keys travel as per-call headers that a request hook on the shared client strips from any request not addressed
+to the agent's own origin, so no card, redirect or interface URL can carry a key elsewhere.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from a2a.client import (
     Client,
     ClientCallContext,
     ClientConfig,
-    ClientFactory,
 )
 from a2a.client.card_resolver import parse_agent_card
 from a2a.types import (
@@ -37,7 +37,6 @@ from a2a.types import (
     Task,
     TaskPushNotificationConfig,
 )
-from google.protobuf.json_format import MessageToDict
 
 from a2aconsole.core import metrics
 from a2aconsole.core.clock import Clock, SystemClock
@@ -48,10 +47,12 @@ from a2aconsole.core.remote.convert import (
     event_value,
     message_value,
     send_request,
+    task_json,
     task_snapshot,
 )
 from a2aconsole.core.remote.errors import RemoteError, remote_errors, short, translate
 from a2aconsole.core.remote.http import KEY_ORIGIN_HEADER
+from a2aconsole.core.remote.transports import lenient_factory
 from a2aconsole.core.remote.values import (
     CardSummary,
     MessageValue,
@@ -60,7 +61,7 @@ from a2aconsole.core.remote.values import (
     TaskSnapshot,
 )
 
-BINDINGS = ["JSONRPC", "HTTP+JSON"]
+BINDINGS = ["JSONRPC", "HTTP+JSON"]  # the protocol bindings the console speaks (the SDK picks in card order)
 MAX_CARD_BYTES = 1024 * 1024  # real cards are a few KB; a bigger one is a mistake or an attack
 
 
@@ -125,11 +126,20 @@ class Remote:
             return card_summary(await self._card(entry))
 
     async def _card(self, entry: AgentEntry) -> AgentCard:
-        """The card; a failure says which URL was tried (masked), since the owner gave the agent's URL and the
+        """The card, at `agent-card.json`, or at the legacy `agent.json` when that answers 404 (both within the
+        card timeout); a failure says which URLs were tried (masked), since the owner gave the agent's URL and the
         card's is made from it."""
+        tried = [entry.card_url]
         try:
             async with self.clock.timeout(self.card_timeout):
-                return await self._read_card(entry)
+                try:
+                    return await self._read_card(entry, entry.card_url)
+                except AgentCardResolutionError as e:
+                    legacy = entry.legacy_card_url
+                    if e.status_code != 404 or legacy is None:
+                        raise
+                    tried.append(legacy)
+                    return await self._read_card(entry, legacy)
         except httpx.RequestError as e:
             if isinstance(e, httpx.TimeoutException):
                 err = translate(e, entry.name, "card fetch")
@@ -142,15 +152,13 @@ class Remote:
         said = str(err)
         raise RemoteError(
             err.kind,
-            f"{said}{'' if said.endswith(('?', '.')) else '.'} Tried {mask_url(entry.card_url)}",
+            f"{said}{'' if said.endswith(('?', '.')) else '.'} Tried {' and '.join(mask_url(u) for u in tried)}",
             status=err.status,
         ) from None
 
-    async def _read_card(self, entry: AgentEntry) -> AgentCard:
+    async def _read_card(self, entry: AgentEntry, url: str) -> AgentCard:
         name = entry.name
-        async with self.http.stream(
-            "GET", entry.card_url, headers=key_headers(entry, None), timeout=self.card_timeout
-        ) as resp:
+        async with self.http.stream("GET", url, headers=key_headers(entry, None), timeout=self.card_timeout) as resp:
             if 300 <= resp.status_code < 400:
                 location = resp.headers.get("location")
                 where = mask_url(str(resp.url.join(location))) if location else "elsewhere"
@@ -210,7 +218,7 @@ class Connection:
         if c is None:
             cfg = ClientConfig(httpx_client=self.remote.http, streaming=streaming, supported_protocol_bindings=BINDINGS)
             try:
-                c = ClientFactory(cfg).create(callable_card(self.entry, self.card.sdk_card))
+                c = lenient_factory(cfg).create(callable_card(self.entry, self.card.sdk_card))
             except ValueError as e:
                 raise translate(e, self.entry.name, "connect") from None
             self._clients[streaming] = c
@@ -280,7 +288,7 @@ class Connection:
 
     async def get_task_json(self, task_id: str) -> dict[str, Any]:
         """GetTask, the task as the agent's JSON says it (what the console's task page shows raw)."""
-        return MessageToDict(await self._get_task(task_id, None))
+        return task_json(await self._get_task(task_id, None))
 
     async def cancel(self, task_id: str) -> TaskSnapshot:
         async with self._call("cancel"):

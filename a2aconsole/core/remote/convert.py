@@ -17,6 +17,7 @@ from a2a.types import (
     TaskStatus,
 )
 from google.protobuf.json_format import MessageToDict, ParseDict
+from google.protobuf.struct_pb2 import Struct
 
 from a2aconsole.core.files import Attachment
 from a2aconsole.core.remote.values import (
@@ -84,9 +85,20 @@ STATE_NAMES: dict[int, str] = {
 }
 
 
+# where the lenient parse (`lenient.py`) keeps a state the agent said that no 1.0 enum names, in the metadata of
+# the task or status update that holds the status: the console's own word, shown as the task's state
+KEPT_STATE = "a2aconsole.state"
+
+
 def state_name(state: int) -> str:
     """The spec's lowercase kebab name of a TaskState (`unknown` for an unspecified state)."""
     return STATE_NAMES.get(state, "unknown")
+
+
+def kept_state(metadata: Struct) -> str:
+    """The state the agent said that no enum names (`KEPT_STATE`), or ""."""
+    kept = metadata.fields.get(KEPT_STATE)
+    return kept.string_value if kept is not None else ""
 
 
 def _part(p: Part) -> PartValue:
@@ -106,9 +118,11 @@ def message_value(m: Message) -> MessageValue:
     return MessageValue(m.message_id, m.context_id, m.task_id, tuple([_part(p) for p in m.parts]))
 
 
-def status_value(s: TaskStatus) -> StatusValue:
+def status_value(s: TaskStatus, metadata: Struct | None = None) -> StatusValue:
+    """`metadata`: the holder's (task, update), where a state no enum names is kept (`KEPT_STATE`)."""
     stamp = (s.timestamp.seconds, s.timestamp.nanos) if s.HasField("timestamp") else None
-    return StatusValue(state_name(s.state), message_value(s.message) if s.HasField("message") else None, stamp)
+    state = STATE_NAMES.get(s.state) or (metadata is not None and kept_state(metadata)) or "unknown"
+    return StatusValue(state, message_value(s.message) if s.HasField("message") else None, stamp)
 
 
 def _artifact(a: Artifact) -> ArtifactValue:
@@ -121,7 +135,7 @@ def task_snapshot(t: Task, *, history: bool = True) -> TaskSnapshot:
     return TaskSnapshot(
         t.id,
         t.context_id,
-        status_value(t.status),
+        status_value(t.status, t.metadata),
         tuple([_artifact(a) for a in t.artifacts]),
         tuple([m.message_id for m in t.history]) if history else (),
     )
@@ -134,11 +148,23 @@ def event_value(ev: StreamResponse) -> TaskEvent | None:
         return task_snapshot(ev.task)
     if kind == "status_update":
         u = ev.status_update
-        return StatusUpdate(u.task_id, u.context_id, status_value(u.status))
+        return StatusUpdate(u.task_id, u.context_id, status_value(u.status, u.metadata))
     if kind == "artifact_update":
         a = ev.artifact_update
         return ArtifactUpdate(a.task_id, a.context_id, _artifact(a.artifact), a.append, a.last_chunk)
     return None
+
+
+def task_json(task: Task) -> dict[str, Any]:
+    """The task as the agent's JSON says it (what the console's task page shows raw): without a state the
+    console kept in it (`KEPT_STATE`), which the agent never said there."""
+    out = MessageToDict(task)
+    meta = out.get("metadata")
+    if isinstance(meta, dict) and KEPT_STATE in meta:
+        del meta[KEPT_STATE]
+        if not meta:
+            del out["metadata"]
+    return out
 
 
 def card_summary(card: AgentCard) -> CardSummary:

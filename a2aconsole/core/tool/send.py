@@ -112,6 +112,21 @@ def watched_in_context(workspace: Workspace, target: str, agent: str, context_id
     return next((r for r in records if (r.target, r.agent, r.context_id) == (target, agent, context_id)), None)
 
 
+def new_task_note(sent_task_id: str, reply_task_id: str, sent_context_id: str) -> str:
+    """What the answer says when the agent took a follow-up (a send naming `sent_task_id`) as a new task, as
+    fasta2a does with every message; "" when it continued the task. Such an agent keeps a conversation by its
+    context only: a follow-up that named none is told to."""
+    if not sent_task_id or reply_task_id == sent_task_id:
+        return ""
+    note = f"the agent started a new task {reply_task_id} instead of continuing {sent_task_id}"
+    if not sent_context_id:
+        note += (
+            "; this send named no contextId, and the agent may have lost the conversation: to keep it, send the "
+            "task's contextId with the answer"
+        )
+    return note
+
+
 def working_answer(agent: str, task_id: str, context_id: str) -> dict[str, Any]:
     """The send's answer for a task a watch follows: the result comes to the chat."""
     return {"state": "working", "agent": agent, "taskId": task_id, "contextId": context_id, "note": WORKING_NOTE}
@@ -176,9 +191,10 @@ def stale_status(reply: TaskSnapshot, sent: OutgoingMessage, sent_at: datetime) 
     Some SDKs (@a2a-js/sdk 1.3) answer a follow-up with the task as it was before the answer arrived: still
     input-required (or auth-required) with the old question. That is not the outcome. It is recognised by its
     status message coming before the sent message in the task's history, or, without that evidence, by a
-    status timestamp not after the send.
+    status timestamp not after the send. A reply with another task (the agent took the follow-up as a new task)
+    is never the old task's status.
     """
-    if not sent.task_id or not is_interrupted(reply.state):
+    if not sent.task_id or reply.id != sent.task_id or not is_interrupted(reply.state):
         return None
     ids = reply.history_ids
     asked = reply.status.message.message_id if reply.status.message is not None else ""

@@ -30,6 +30,7 @@ from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.remote import (
     Connection,
     ConnectionPool,
+    OutgoingMessage,
     Remote,
     RemoteError,
     StatusValue,
@@ -59,6 +60,7 @@ from a2aconsole.core.tool.send import (
     first_check,
     hand_over,
     new_record,
+    new_task_note,
     stale_marker,
     stale_status,
     told_already,
@@ -245,6 +247,30 @@ class A2ATool:
             await self._emit(MESSAGE, workspace, target, entry.name, "", reply.context_id, **said)
             return out
         await self._emit(SENT, workspace, target, entry.name, reply.id, reply.context_id, text=text or "", data=sent)
+        moved = new_task_note(task_id, reply.id, context_id)
+        if moved:  # the old task's question is answered (by a new task): its history says so
+            said = {**(sent or {}), "newTaskId": reply.id, "note": moved}
+            await self._emit(
+                SENT, workspace, target, entry.name, task_id, context_id or reply.context_id, text=text, data=said
+            )
+        out = await self._task_reply(workspace, target, entry, conn, reply, message, started, sent_at)
+        if moved:
+            out.update(newTask=moved, previousTaskId=task_id)
+        return out
+
+    async def _task_reply(
+        self,
+        workspace: Workspace,
+        target: str,
+        entry: AgentEntry,
+        conn: Connection,
+        reply: TaskSnapshot,
+        message: OutgoingMessage,
+        started: float,
+        sent_at: datetime,
+    ) -> dict[str, Any]:
+        """A send answered with a task: its outcome when it ends within the wait, else its watch."""
+        text = message.text
         stale = stale_status(reply, message, sent_at)
         if done(reply, stale):  # answered at once: nothing to record
             return await self._finish(reply, entry.name, workspace, target)

@@ -29,7 +29,7 @@ from django.views.decorators.http import require_POST
 
 from a2aconsole.core.errors import A2AConsoleError
 from a2aconsole.core.files import AgentEntry, AgentsFile, is_http_url, mask_url, origin
-from a2aconsole.core.remote import card_json
+from a2aconsole.core.remote import BINDINGS, card_json
 from a2aconsole.web import card_history, live, scope
 from a2aconsole.web.models import CardSnapshot
 
@@ -119,8 +119,8 @@ def ago(at: datetime | None) -> str:
 
 
 def interfaces(entry: AgentEntry, card: dict[str, Any]) -> list[dict[str, Any]]:
-    """The card's interfaces as the agent page shows them: where each points (masked), its origin and binding,
-    and whether the console calls it (on the entry's own origin, or one the owner trusted)."""
+    """The card's interfaces as the agent page shows them: where each points (masked), its origin, binding and
+    version, whether the console calls it (`used`: the one `chosen` picks) and why (`why`)."""
     out = []
     for i in card.get("supportedInterfaces") or []:
         if isinstance(i, dict):
@@ -131,11 +131,62 @@ def interfaces(entry: AgentEntry, card: dict[str, Any]) -> list[dict[str, Any]]:
                     "url": mask_url(url),
                     "origin": o or mask_url(url),
                     "binding": str(i.get("protocolBinding", "")),
+                    "version": str(i.get("protocolVersion", "")),
                     "own": o == entry.origin,
                     "trusted": bool(o) and o in entry.trusted_origins,
                 }
             )
+    picked = chosen(out)
+    for n, i in enumerate(out):
+        i["used"] = n == picked
+        i["why"] = _why(i, out[picked] if picked is not None else None, len(out))
     return out
+
+
+BINDING_NAMES = {"JSONRPC": "JSON-RPC"}
+
+
+def _callable(i: dict[str, Any]) -> bool:
+    return bool(i["own"] or i["trusted"]) and i["binding"] in BINDINGS
+
+
+def chosen(rows: list[dict[str, Any]]) -> int | None:
+    """Which of the card's interfaces (`interfaces`) the console calls, picked as the SDK picks it: of those on the
+    entry's origin or a trusted one, the card's first in a binding the console speaks; of those in that binding,
+    version 1.0 first. None when it calls none."""
+    callable_ = [n for n, i in enumerate(rows) if _callable(i)]
+    if not callable_:
+        return None
+    same = [n for n in callable_ if rows[n]["binding"] == rows[callable_[0]]["binding"]]
+    return next((n for n in same if rows[n]["version"] in ("1.0", "1.0.0")), same[0])
+
+
+def _why(i: dict[str, Any], used: dict[str, Any] | None, listed: int) -> str:
+    """Why an interface is used or not, in words (the agent page's list)."""
+    if i is used:
+        if i["trusted"] and not i["own"]:
+            return "trusted by you"
+        return "the card's first in a binding the console speaks" if listed > 1 else ""
+    if not (i["own"] or i["trusted"]):
+        return "another origin"
+    if i["binding"] not in BINDINGS:
+        return f"the console does not speak {i['binding'] or 'an interface without a binding'}"
+    assert used is not None  # a callable interface exists: this one
+    if i["binding"] == used["binding"]:
+        return f"of its {i['binding']} interfaces, the console calls the A2A {used['version'] or '1.0'} one"
+    return f"the card lists {used['binding']} first, which the console speaks"
+
+
+def speaks(entry: AgentEntry, card: dict[str, Any]) -> str:
+    """How the console speaks to the agent, "A2A 1.0 over JSON-RPC": the protocol version and binding of the
+    interface it calls (`chosen`). "" when it calls none."""
+    rows = interfaces(entry, card)
+    picked = chosen(rows)
+    if picked is None:
+        return ""
+    version, binding = rows[picked]["version"], rows[picked]["binding"]
+    said = f"A2A {version}" if version else "A2A 1.0 (its card names no version)"
+    return f"{said} over {BINDING_NAMES.get(binding, binding)}"
 
 
 def elsewhere(entry: AgentEntry, card: dict[str, Any]) -> list[str]:
@@ -158,6 +209,7 @@ def _row(entry: AgentEntry, snap: CardSnapshot | None) -> dict[str, Any]:
         "streaming": bool(caps.get("streaming")) if known else None,
         "push": bool(caps.get("pushNotifications")) if known else None,
         "version": card.get("version", ""),
+        "speaks": speaks(entry, card),
         "elsewhere": elsewhere(entry, card),
         "checked_at": snap.checked_at if snap else None,
         "fetched_at": snap.fetched_at if snap else None,
@@ -342,6 +394,7 @@ def _card_info(entry: AgentEntry, card: dict[str, Any], got: Fetched) -> dict[st
         "push": bool(caps.get("pushNotifications")),
         "extendedCard": got.extended,
         "protocolVersions": sorted({str(i["protocolVersion"]) for i in interfaces if i.get("protocolVersion")}),
+        "speaks": speaks(entry, card),
         "note": got.note,
     }
 

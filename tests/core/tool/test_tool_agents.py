@@ -135,14 +135,16 @@ async def test_agents_extended_card_timeout_says_timed_out(http, workspace: Work
 
 
 async def test_agents_says_which_card_url_was_tried(http, workspace: Workspace, agent: TestAgent) -> None:
-    """A card that cannot be read names the URL tried, masked (its query held a secret); a send says it too."""
+    """A card that cannot be read names the URLs tried, masked (its query held a secret): after a 404, the legacy
+    `agent.json` too; a send says it too."""
     wrong = f"http://127.0.0.1:{agent.port}/nope/?token=s3cret-in-query"
     write_agents(workspace, entry("gone", DEAD_URL), entry("wrong", wrong))
     tool = make_tool(http, workspace)
     gone, bad = (await tool.run("agents", {}, TARGET))["agents"]
     assert gone["unreachable"].endswith("is it running? Tried http://127.0.0.1:9/.well-known/agent-card.json")
     tried = f"http://127.0.0.1:{agent.port}/nope/.well-known/agent-card.json"
-    assert bad["unreachable"].endswith(f"HTTP 404; check its url. Tried {tried}")
+    legacy = f"http://127.0.0.1:{agent.port}/nope/.well-known/agent.json"
+    assert bad["unreachable"].endswith(f"HTTP 404; check its url. Tried {tried} and {legacy}")
     sent = await tool.run("send", {"agent": "gone", "message": "hello"}, TARGET)
     assert sent["error"].endswith("Tried http://127.0.0.1:9/.well-known/agent-card.json")
     assert "s3cret" not in json.dumps([gone, bad, sent])

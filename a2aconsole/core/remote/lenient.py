@@ -1,0 +1,135 @@
+"""Answers read leniently where the protocol's meaning is clear (issue 26): the SDK's own strict parse first, and
+only when it refuses the answer, the same JSON mended and parsed again.
+
+Agents built on other implementations than the SDKs write what a strict 1.0 parse refuses, and the SDK then
+refuses the whole answer: `fasta2a`'s stock storage writes every status timestamp without a time zone
+(`2026-12-04T20:59:14.363182`), so no send to such an agent ever worked. Mended here: a timestamp without a zone is
+UTC (one that is no time at all is left out: the status is kept without it), a 0.3 task state or role (`working`,
+`input-required`, `agent`) is its 1.0 name. An unknown enum value is not a failure (the SDK's parse ignores it);
+an unknown task state is kept as text (`keep_states`: "paused" is shown, not "unknown"). The owner sees no
+difference: the answer is the one the agent meant.
+
+The transports that give every answer this second chance: `transports.py`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from a2a.types import Task, TaskState
+from a2a.utils.proto_utils import parse_lenient
+from google.protobuf.json_format import ParseError
+from google.protobuf.message import Message as Proto
+
+from a2aconsole.core.remote.convert import KEPT_STATE
+
+P = TypeVar("P", bound=Proto)
+
+# the members whose values are the application's, not the protocol's: copied as they are
+_APPLICATION_KEYS = frozenset({"data", "metadata"})
+_STATES = ("submitted", "working", "input-required", "completed", "canceled", "failed", "rejected", "auth-required")
+# 0.3's names (and "cancelled", as some write it) for 1.0's
+_STATE_NAMES = {s: "TASK_STATE_" + s.upper().replace("-", "_") for s in _STATES} | {
+    "cancelled": "TASK_STATE_CANCELED",
+    "unknown": "TASK_STATE_UNSPECIFIED",
+}
+_ROLE_NAMES = {"user": "ROLE_USER", "agent": "ROLE_AGENT"}
+_LEFT_OUT = object()
+
+
+def utc_timestamp(text: str) -> str | None:
+    """A timestamp as RFC 3339 in UTC (`...Z`): one without a zone is UTC; None when it is no ISO 8601 time."""
+    try:
+        when = datetime.fromisoformat(text.strip().replace("z", "Z"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _mended(value: Any, key: str = "", enums: bool = True) -> Any:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            item = v if k in _APPLICATION_KEYS else _mended(v, k, enums)
+            if item is not _LEFT_OUT:
+                out[k] = item
+        return out
+    if isinstance(value, list):
+        return [_mended(v, key, enums) for v in value]
+    if not isinstance(value, str):
+        return value
+    if key == "timestamp":
+        stamp = utc_timestamp(value)
+        return _LEFT_OUT if stamp is None else stamp
+    if key == "state" and enums:
+        return _STATE_NAMES.get(value.lower(), value)
+    if key == "role" and enums:
+        return _ROLE_NAMES.get(value.lower(), value)
+    return value
+
+
+def mended(answer: Any) -> Any:
+    """The answer's JSON with what a strict parse refuses mended where the meaning is clear (the module's doc)."""
+    return _mended(answer)
+
+
+def mended_times(answer: Any) -> Any:
+    """A protocol 0.3 answer with its timestamps mended (`mended`'s rule): 0.3 names no zone for them, which the
+    SDK's conversion to 1.0 refuses; its enums are 0.3's own, and left as they are."""
+    return _mended(answer, enums=False)
+
+
+def parse_answer(answer: Any, message: P) -> P:
+    """The SDK's parse of an answer; when it refuses, the answer mended (`mended`) and parsed again. Raises the
+    strict parse's ParseError when the mended answer is refused too. A task state no enum names is kept as text
+    (`keep_states`)."""
+    try:
+        parsed = parse_lenient(answer, message)
+    except ParseError as strict:
+        message.Clear()
+        try:
+            parsed = parse_lenient(mended(answer), message)
+        except ParseError:
+            raise strict from None
+    keep_states(answer, parsed)
+    return parsed
+
+
+def _member(value: Any, *names: str) -> Any:
+    """A member of a JSON object by any of its names (ProtoJSON reads camelCase and the proto's own)."""
+    if isinstance(value, dict):
+        for name in names:
+            if name in value:
+                return value[name]
+    return None
+
+
+def state_word(said: str) -> str:
+    """A state as the console writes states: `TASK_STATE_ON_HOLD`, `On hold` -> `on-hold` (64 characters at most)."""
+    word = said.strip().removeprefix("TASK_STATE_").lower()
+    return "-".join(word.replace("_", " ").replace("-", " ").split())[:64] or "unknown"
+
+
+def keep_states(answer: Any, parsed: Proto) -> None:
+    """A task state the agent said that no 1.0 enum names (the parse left it unspecified) kept as text, in the
+    metadata of the task or status update holding it (`convert.KEPT_STATE`): shown as the task's state, where
+    it would read `unknown`."""
+    if isinstance(parsed, Task):
+        holders = [(answer, parsed)]
+    else:
+        kind = parsed.WhichOneof("payload") if parsed.DESCRIPTOR.oneofs_by_name.get("payload") else None
+        if kind == "task":
+            holders = [(_member(answer, "task"), parsed.task)]
+        elif kind == "status_update":
+            holders = [(_member(answer, "statusUpdate", "status_update"), parsed.status_update)]
+        else:
+            return
+    for raw, holder in holders:
+        if holder.status.state != TaskState.TASK_STATE_UNSPECIFIED:
+            continue
+        said = _member(_member(raw, "status"), "state")
+        if isinstance(said, str) and said.strip() and said != "TASK_STATE_UNSPECIFIED":
+            holder.metadata[KEPT_STATE] = state_word(said)

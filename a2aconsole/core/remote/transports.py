@@ -1,0 +1,279 @@
+"""The SDK's transports with a second chance for every answer (`lenient.py`): the SDK's own reading first, and
+only when it refuses the answer, the same answer mended and read again. The call is not made again: a send is
+sent once, its raw answer kept for the second reading.
+
+`LenientJsonRpcTransport` and `LenientRestTransport` (protocol 1.0) read the mended answer with `parse_answer`;
+`LenientCompatJsonRpcTransport` (protocol 0.3, older fasta2a and pydantic-ai agents among them) has the SDK's
+own 0.3 reading read it again. `lenient_factory` is the SDK's `ClientFactory` making them, which
+`client.Connection` uses.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import json
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Any, TypeVar
+
+from a2a.client import ClientCallContext, ClientConfig, ClientFactory
+from a2a.client.errors import A2AClientError
+from a2a.client.transports import ClientTransport, JsonRpcTransport, RestTransport
+from a2a.client.transports.http_helpers import get_http_args, send_http_stream_request
+from a2a.compat.v0_3 import conversions
+from a2a.compat.v0_3 import types as types_v03
+from a2a.compat.v0_3.extension_headers import add_legacy_extension_header
+from a2a.compat.v0_3.jsonrpc_transport import CompatJsonRpcTransport
+from a2a.compat.v0_3.rest_transport import CompatRestTransport
+from a2a.compat.v0_3.versions import is_legacy_version
+from a2a.types import (
+    AgentCard,
+    CancelTaskRequest,
+    GetTaskRequest,
+    SendMessageRequest,
+    SendMessageResponse,
+    StreamResponse,
+    Task,
+)
+from a2a.utils.constants import PROTOCOL_VERSION_0_3, VERSION_HEADER
+from google.protobuf.json_format import ParseError
+from google.protobuf.message import Message as Proto
+
+from a2aconsole.core.remote.lenient import keep_states, mended_times, parse_answer
+
+P = TypeVar("P", bound=Proto)
+
+# the raw answers of the calls in flight in this task: kept by `_send_request` for a second reading
+_ANSWERS: contextvars.ContextVar[list[dict[str, Any]]] = contextvars.ContextVar("a2aconsole_raw_answers")
+# an answer `_send_request` returns instead of asking the agent: the mended answer, read again (0.3)
+_REPLAY: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("a2aconsole_replay", default=None)
+
+
+def _keep(answer: dict[str, Any]) -> None:
+    kept = _ANSWERS.get(None)
+    if kept is not None:
+        kept.append(answer)
+
+
+class _SecondChance:
+    """What both lenient transports add to the SDK's: the raw answer of a call kept (`_send_request`), and parsed
+    leniently (`parse_answer`) when the SDK's strict parse refuses it. The call is not made again: a send is sent
+    once. `_result`: where the result is in a raw answer."""
+
+    async def _send_request(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        answer: dict[str, Any] = await super()._send_request(*args, **kwargs)  # type: ignore[misc]
+        _keep(answer)
+        return answer
+
+    def _result(self, answer: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    async def _second_chance(self, call: Awaitable[P], message: P) -> P:
+        kept: list[dict[str, Any]] = []
+        token = _ANSWERS.set(kept)
+        try:
+            parsed = await call
+        except ParseError:
+            if not kept:
+                raise
+            return parse_answer(self._result(kept[-1]), message)
+        finally:
+            _ANSWERS.reset(token)
+        if kept:  # read by the SDK: a state it left unspecified may still be the agent's word
+            keep_states(self._result(kept[-1]), parsed)
+        return parsed
+
+    async def send_message(
+        self, request: SendMessageRequest, *, context: ClientCallContext | None = None
+    ) -> SendMessageResponse:
+        call = super().send_message(request, context=context)  # type: ignore[misc]
+        return await self._second_chance(call, SendMessageResponse())
+
+    async def get_task(self, request: GetTaskRequest, *, context: ClientCallContext | None = None) -> Task:
+        return await self._second_chance(super().get_task(request, context=context), Task())  # type: ignore[misc]
+
+    async def cancel_task(self, request: CancelTaskRequest, *, context: ClientCallContext | None = None) -> Task:
+        return await self._second_chance(super().cancel_task(request, context=context), Task())  # type: ignore[misc]
+
+
+class LenientJsonRpcTransport(_SecondChance, JsonRpcTransport):
+    """The SDK's JSON-RPC transport, whose answers (sends, tasks, cancels, stream events) are parsed leniently
+    when its strict parse refuses them (`parse_answer`)."""
+
+    def _result(self, answer: dict[str, Any]) -> Any:
+        if "result" not in answer:
+            raise ParseError("a JSON-RPC answer without a result")
+        return answer["result"]
+
+    async def _send_stream_request(
+        self, rpc_request_payload: dict[str, Any], context: ClientCallContext | None = None
+    ) -> AsyncGenerator[StreamResponse]:
+        """The SDK's stream reading, each event parsed with `parse_answer` (a stream cannot be read again)."""
+        async for sse_data in send_http_stream_request(
+            self.httpx_client,
+            "POST",
+            self.url,
+            None,
+            self._handle_sse_error,
+            json=rpc_request_payload,
+            **get_http_args(context),
+        ):
+            answer = self._check_jsonrpc_response(_json_event(sse_data, "Invalid JSON-RPC response in SSE stream"))
+            yield parse_answer(answer["result"], StreamResponse())
+
+
+class LenientRestTransport(_SecondChance, RestTransport):
+    """The SDK's HTTP+JSON transport, with the same second chance (`LenientJsonRpcTransport`)."""
+
+    def _result(self, answer: dict[str, Any]) -> Any:
+        return answer
+
+    async def _send_stream_request(
+        self,
+        method: str,
+        target: str,
+        tenant: str,
+        context: ClientCallContext | None = None,
+        *,
+        json: dict[str, Any] | None = None,
+    ) -> AsyncGenerator[StreamResponse]:
+        """The SDK's stream reading, each event parsed with `parse_answer`."""
+        async for sse_data in send_http_stream_request(
+            self.httpx_client,
+            method,
+            f"{self.url}{self._get_path(target, tenant)}",
+            self._handle_http_error,
+            self._handle_sse_error,
+            json=json,
+            **get_http_args(context),
+        ):
+            yield parse_answer(_json_event(sse_data, "Invalid JSON in SSE stream"), StreamResponse())
+
+
+def _json_event(sse_data: str, what: str) -> Any:
+    try:
+        return json.loads(sse_data)
+    except json.JSONDecodeError as e:
+        raise A2AClientError(f"{what}: {e}") from e
+
+
+class LenientCompatJsonRpcTransport(CompatJsonRpcTransport):
+    """The SDK's 0.3 JSON-RPC transport, with the second chance: when its reading refuses an answer (a timestamp
+    without a zone, which 0.3 allows and the conversion to 1.0 refuses), the answer with its timestamps mended
+    (`mended_times`) is read again by the same SDK code, given it by `_send_request` instead of the agent."""
+
+    async def _send_request(
+        self, json_data: dict[str, Any], context: ClientCallContext | None = None
+    ) -> dict[str, Any]:
+        replay = _REPLAY.get()
+        if replay is not None:
+            return replay
+        answer = await super()._send_request(json_data, context)
+        _keep(answer)
+        return answer
+
+    async def _again(self, call: Callable[[], Awaitable[P]]) -> P:
+        kept: list[dict[str, Any]] = []
+        token = _ANSWERS.set(kept)
+        try:
+            return await call()
+        except ValueError:  # the conversion's, or pydantic's (a ValidationError is one)
+            if not kept:
+                raise
+            replay = _REPLAY.set(mended_times(kept[-1]))
+            try:
+                return await call()
+            finally:
+                _REPLAY.reset(replay)
+        finally:
+            _ANSWERS.reset(token)
+
+    async def send_message(
+        self, request: SendMessageRequest, *, context: ClientCallContext | None = None
+    ) -> SendMessageResponse:
+        return await self._again(functools.partial(super().send_message, request, context=context))
+
+    async def get_task(self, request: GetTaskRequest, *, context: ClientCallContext | None = None) -> Task:
+        return await self._again(functools.partial(super().get_task, request, context=context))
+
+    async def cancel_task(self, request: CancelTaskRequest, *, context: ClientCallContext | None = None) -> Task:
+        return await self._again(functools.partial(super().cancel_task, request, context=context))
+
+    async def _send_stream_request(
+        self, json_data: dict[str, Any], context: ClientCallContext | None = None
+    ) -> AsyncGenerator[StreamResponse]:
+        """The SDK's 0.3 stream reading, each event read again with its timestamps mended when refused."""
+        http_kwargs = get_http_args(context)
+        http_kwargs.setdefault("headers", {})
+        http_kwargs["headers"][VERSION_HEADER.lower()] = PROTOCOL_VERSION_0_3
+        add_legacy_extension_header(http_kwargs["headers"])
+        async for sse_data in send_http_stream_request(
+            self.httpx_client, "POST", self.url, self._handle_http_error, json=json_data, **http_kwargs
+        ):
+            data = _json_event(sse_data, "Invalid JSON-RPC response in SSE stream")
+            if "error" in data:
+                raise self._create_jsonrpc_error(data["error"])
+            result = data.get("result", {})
+            if not isinstance(result, dict):
+                continue
+            try:
+                event = _compat_event(result)
+            except ValueError:
+                event = _compat_event(mended_times(result))
+            if event is not None:
+                yield event
+
+
+_COMPAT_EVENTS: dict[str, Any] = {
+    "task": types_v03.Task,
+    "message": types_v03.Message,
+    "status-update": types_v03.TaskStatusUpdateEvent,
+    "artifact-update": types_v03.TaskArtifactUpdateEvent,
+}
+
+
+def _compat_event(result: dict[str, Any]) -> StreamResponse | None:
+    """A 0.3 stream event as the SDK reads it (its kind, or guessed as the SDK guesses for servers that omit it)."""
+    kind = result.get("kind")
+    if not kind:
+        if "taskId" in result and "final" in result:
+            kind = "status-update"
+        elif "messageId" in result:
+            kind = "message"
+        elif "id" in result:
+            kind = "task"
+    model = _COMPAT_EVENTS.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        return None
+    return conversions.to_core_stream_response(
+        types_v03.SendStreamingMessageSuccessResponse(result=model.model_validate(result))
+    )
+
+
+def lenient_factory(config: ClientConfig) -> ClientFactory:
+    """The SDK's client factory, its transports the lenient ones: JSON-RPC and HTTP+JSON for a 1.0 interface,
+    JSON-RPC for a 0.3 one (a 0.3 HTTP+JSON interface keeps the SDK's compat transport). The interface is picked
+    as the SDK picks it."""
+    factory = ClientFactory(config)
+    http = config.httpx_client
+    assert http is not None, "the console's calls share one http client"
+
+    def legacy(card: AgentCard, url: str, binding: str) -> bool:
+        interface = ClientFactory._find_best_interface(
+            list(card.supported_interfaces), protocol_bindings=[binding], url=url
+        )
+        return interface is not None and is_legacy_version(interface.protocol_version)
+
+    def jsonrpc(card: AgentCard, url: str, config: ClientConfig) -> ClientTransport:
+        if legacy(card, url, "JSONRPC"):
+            return LenientCompatJsonRpcTransport(http, card, url, is_shared_httpx=True)
+        return LenientJsonRpcTransport(http, card, url, is_shared_httpx=True)
+
+    def rest(card: AgentCard, url: str, config: ClientConfig) -> ClientTransport:
+        if legacy(card, url, "HTTP+JSON"):
+            return CompatRestTransport(http, card, url, is_shared_httpx=True)
+        return LenientRestTransport(http, card, url, is_shared_httpx=True)
+
+    factory.register("JSONRPC", jsonrpc)
+    factory.register("HTTP+JSON", rest)
+    return factory
