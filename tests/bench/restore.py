@@ -430,7 +430,7 @@ def bench(watches: int, push_share: float, profile: str | None, limit: float) ->
         exit_s = console.stop()
         from a2aconsole.core.files.workspace import Workspace
 
-        kept = len(Workspace(tmp / "ws").read_pending().records)
+        kept = len(pending.read(Workspace(tmp / "ws")).records)
         run2 = {
             "rearmed_when_signalled": armed_then,
             "sigterm_exit_seconds": round(exit_s, 2),
