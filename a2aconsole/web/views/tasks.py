@@ -61,6 +61,7 @@ def context(
         "resendable": history.resendable(agent, task_id, finished),
         "watched": task_watch.watch_of(agent, task_id, target) is not None,
         "news": task_watch.news_of_tasks({(agent, task_id)}, live_rows).get((agent, task_id)),
+        "away": bool(history.finished_away({(agent, task_id)})),
         "progress": task_index.task_progress(agent, task_id, state),
         "full_dates": True,
         "answer_target": "#task-answer",  # an answer (in the panel or the timeline) comes back as the panel
