@@ -10,6 +10,7 @@ from a2aconsole.core.remote.http import new_http_client
 from a2aconsole.core.remote.limits import CallLimits
 from a2aconsole.core.remote.pool import ConnectionPool
 from a2aconsole.core.remote.values import (
+    TASK_STATES,
     ArtifactUpdate,
     MessageValue,
     OutgoingMessage,
@@ -24,6 +25,7 @@ from a2aconsole.core.remote.values import (
 )
 
 __all__ = [
+    "TASK_STATES",
     "ArtifactUpdate",
     "CallLimits",
     "Connection",
