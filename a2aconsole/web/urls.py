@@ -12,6 +12,7 @@ from a2aconsole.web.views import (
     inbox,
     status,
     targets,
+    task_push,
     tasklist,
     tasks,
     watches,
@@ -46,6 +47,7 @@ urlpatterns = [
     path("tasks/", tasklist.page, name="tasks"),
     # a task id is the agent's own: one segment, escaped (links.py)
     path("tasks/<str:agent>/<taskid:task_id>/act/", tasks.act, name="task-act"),
+    path("tasks/<str:agent>/<taskid:task_id>/push/", task_push.page, name="task-push"),
     path("tasks/<str:agent>/<taskid:task_id>/", tasks.page, name="task"),
     path("inbox/", inbox.home, name="inbox-home"),
     path("unread/seen/", inbox.seen, name="inbox-seen"),

@@ -347,7 +347,13 @@ class Connection:
 
     async def list_push_configs(self, task_id: str) -> list[PushConfigValue]:
         """ListTaskPushNotificationConfigs: the push configs the agent holds for the task (at most
-        MAX_PUSH_CONFIGS), URLs masked and tokens left out (`PushConfigValue`)."""
+        MAX_PUSH_CONFIGS), URLs masked and tokens left out (`PushConfigValue`). An agent whose card offers no push
+        holds none: RemoteError "unsupported", without a call."""
+        if not self.push:
+            raise RemoteError(
+                "unsupported",
+                f'agent "{self.entry.name}" takes no push notifications (its card says so): it holds no push configs',
+            )
         req = ListTaskPushNotificationConfigsRequest(task_id=task_id, page_size=MAX_PUSH_CONFIGS)
         async with self._call("push config list"):
             answer = await self._client(False).list_task_push_notification_configs(req, context=self._ctx())
