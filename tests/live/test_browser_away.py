@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.support.agents import TestAgent
-from tests.support.browser import SIZES, checked_page, live, logged_in, send, shot, task_card, task_id_of
+from tests.support.browser import SIZES, checked_page, live, logged_in, shot, watched_send
 from tests.support.console_server import ConsoleServer
 
 pytestmark = [pytest.mark.timeout(150)]
@@ -41,13 +41,7 @@ def test_a_task_that_finished_while_the_console_was_down_is_marked(
 ) -> None:
     ctx = logged_in(browser, server.url, **SIZES["desktop"])
     with checked_page(ctx) as chat:
-        chat.goto("/chat/console/")
-        live(chat)
-        chat.get_by_label("Agent").select_option("bot")
-        send(chat, "hold while-away")
-        card = task_card(chat, "hold while-away")
-        expect(card).to_contain_text("following by")  # the send's wait is over: a watch follows it
-        task_id = task_id_of(card)
+        _, task_id = watched_send(chat, "console", "bot", "hold while-away")
     ctx.close()
 
     server.stop()  # the watch's record stays in pending.json
