@@ -9,7 +9,7 @@ from typing import Any
 from django.utils import timezone
 
 from a2aconsole.core.ends import end_word
-from a2aconsole.core.watches import parse_at
+from a2aconsole.core.watches import AWAY, parse_at
 
 FOLLOWING = {"push": "by push", "subscribe": "by its stream", "poll": "by polling"}
 # how a watch ended (`core.ends.end_word`), with why where the word alone does not say it
@@ -58,8 +58,11 @@ def describe(
         reason = str(data.get("reason") or "")
         if reason == "stopped":
             return stopped_words(str(data.get("by") or ""), at)
+        away = "; it finished while you were away" if data.get(AWAY) else ""
         if reason == "settled" and state:
-            return f"{ENDED['settled']} ({end_word(reason, state)})"
+            return f"{ENDED['settled']} ({end_word(reason, state)}{away})"
+        if away:
+            return f"{ENDED.get(reason, 'Stopped following')}{away}"
         return ENDED.get(reason, f"Stopped following: {end_word(reason)}" if reason else "Stopped following")
     if kind == "delivered":
         return f"Result delivered to the chat {target}" if target else "Result delivered"

@@ -6,10 +6,13 @@ Events are stored by the broadcaster (`TaskEvent` rows); these are the queries o
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from typing import Any
 
 from django.db.models import Max
 
+from a2aconsole.core.events import WATCH_ENDED
+from a2aconsole.core.watches import AWAY
 from a2aconsole.web.models import TaskEvent
 
 QUESTION = "question"
@@ -87,6 +90,17 @@ def open_question_ids(events: list[TaskEvent]) -> set[int]:
         if ev.kind in SETTLING:
             latest[(ev.agent, ev.task_id)] = ev
     return {ev.id for ev in latest.values() if ev.kind == QUESTION}
+
+
+def finished_away(tasks: Collection[tuple[str, str]]) -> set[tuple[str, str]]:
+    """Which of these (agent, task id) settled while no console followed them: a watch of theirs ended with `away`
+    (`core.watches.Follower.away`: restored from the file, the agent's first answer since already settled). One
+    query for a page of rows."""
+    if not tasks:
+        return set()
+    ids = {task_id for _, task_id in tasks}
+    ended = TaskEvent.objects.filter(kind=WATCH_ENDED, task_id__in=ids, **{f"data__{AWAY}": True})
+    return {key for key in ended.values_list("agent", "task_id") if key in tasks}
 
 
 def duration(seconds: float) -> str:

@@ -3,6 +3,7 @@ from django.urls import path, register_converter
 from a2aconsole.web.links import TaskIdConverter
 from a2aconsole.web.views import (
     agent_cards,
+    agent_tasks,
     agents,
     audit,
     auth,
@@ -11,6 +12,7 @@ from a2aconsole.web.views import (
     inbox,
     status,
     targets,
+    task_push,
     tasklist,
     tasks,
     watches,
@@ -28,6 +30,7 @@ urlpatterns = [
     path("agents/file/", agents.agents_file, name="agents-file"),
     path("agent/<str:name>/", agent_cards.agent_detail, name="agent"),
     path("agent/<str:name>/refetch/", agent_cards.agent_refetch, name="agent-refetch"),
+    path("agent/<str:name>/tasks/", agent_tasks.page, name="agent-tasks"),
     path("agent/<str:name>/edit/", agents.agent_edit, name="agent-edit"),
     path("agent/<str:name>/delete/", agents.agent_delete, name="agent-delete"),
     path("agent/<str:name>/origin/", agents.agent_origin, name="agent-origin"),
@@ -44,6 +47,7 @@ urlpatterns = [
     path("tasks/", tasklist.page, name="tasks"),
     # a task id is the agent's own: one segment, escaped (links.py)
     path("tasks/<str:agent>/<taskid:task_id>/act/", tasks.act, name="task-act"),
+    path("tasks/<str:agent>/<taskid:task_id>/push/", task_push.page, name="task-push"),
     path("tasks/<str:agent>/<taskid:task_id>/", tasks.page, name="task"),
     path("inbox/", inbox.home, name="inbox-home"),
     path("unread/seen/", inbox.seen, name="inbox-seen"),

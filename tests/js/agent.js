@@ -6,7 +6,8 @@
 // and recordings, so one process serves every test of a session:
 //
 //   POST   /_control/agents          {key, bearerOnly, streaming, push, extended, messageOnly, binding, name,
-//                                     interfaceUrl, interfaceBase, decoyInterface, cancelAnswer, safePushUrls}
+//                                     interfaceUrl, interfaceBase, decoyInterface, cancelAnswer, safePushUrls,
+//                                     listTasks}
 //                                    -> {id, url}
 //   GET    /_control/agents/<id>     -> {received, requests, methods, finished}
 //   POST   /_control/agents/<id>/release/<gate>
@@ -28,7 +29,7 @@ import express from 'express';
 import { AgentEvent, DefaultPushNotificationSender, DefaultRequestHandler, InMemoryPushNotificationStore,
   InMemoryTaskStore, UnauthenticatedUser } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
-import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { A2A_PROTOCOL_VERSION, AgentCard, Part, Role, TaskState } from '@a2a-js/sdk';
 
 const PDF_BYTES = Buffer.concat([Buffer.from('%PDF-1.4\n% a2aconsole test file\n'), Buffer.alloc(64, 'x')]);
@@ -122,9 +123,9 @@ class TestAgent {
           tags: ['test'], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }] }
       : undefined;
     this.cancelAnswer = options.cancelAnswer || ''; // '' cancels; 'working' answers the task as it is; 'refuse'
-    this.makeHandler = () => this.guardingPush(this.cancelAnswering(new DefaultRequestHandler(this.card, this.makeStore(), executor,
+    this.makeHandler = () => this.notListing(this.guardingPush(this.cancelAnswering(new DefaultRequestHandler(this.card, this.makeStore(), executor,
       undefined, pushStore, pushStore ? new DefaultPushNotificationSender(pushStore, { timeout: 5000 }) : undefined,
-      extended)));
+      extended))));
     this.handler = this.makeHandler();
     this.app = this.makeApp();
   }
@@ -160,6 +161,15 @@ class TestAgent {
         throw new e.constructor('this agent cannot cancel the task now');
       }
       throw new Error('the SDK canceled a completed task');
+    };
+    return handler;
+  }
+
+  /** With `listTasks: false`, ListTasks is refused as unsupported, as an agent without it answers. */
+  notListing(handler) {
+    if (this.options.listTasks !== false) return handler;
+    handler.listTasks = async () => {
+      throw new UnsupportedOperationError('this agent does not offer ListTasks');
     };
     return handler;
   }

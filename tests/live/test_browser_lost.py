@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.support.agents import TestAgent, start_agent
-from tests.support.browser import SIZES, checked_page, live, logged_in, send, shot, task_card, task_id_of
+from tests.support.browser import SIZES, checked_page, live, logged_in, shot, watched_send
 from tests.support.console_server import ROOT, ConsoleServer
 
 pytestmark = [pytest.mark.timeout(150)]
@@ -44,13 +44,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, poll_bot: TestAgent) -> Ite
 def test_a_forgotten_task_shows_lost(browser: Browser, server: ConsoleServer, poll_bot: TestAgent) -> None:
     ctx = logged_in(browser, server.url, **SIZES["desktop"])
     with checked_page(ctx) as chat:
-        chat.goto("/chat/away/")
-        live(chat)
-        chat.get_by_label("Agent").select_option("bot")
-        send(chat, "hold forgotten")
-        card = task_card(chat, "hold forgotten")
-        expect(card).to_contain_text("following by")  # the send's wait is over: a watch polls the task
-        task_id = task_id_of(card)
+        card, task_id = watched_send(chat, "away", "bot", "hold forgotten")  # a watch polls the task
         poll_bot.forget()  # the agent restarted with an in-memory store
         expect(card.locator("[data-task-state]")).to_have_text("lost", timeout=LOST_MS)
     for size in ("desktop", "phone"):

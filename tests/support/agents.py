@@ -27,6 +27,7 @@ One scripted executor; the first word of the user's text picks the scenario:
                       `leak hold <gate>` does so once released (and while held, in its status), `leak error` refuses
                       with the key in the error
 
+`list_tasks=False` makes an agent without ListTasks (it answers method not found; the JS agent, unsupported operation).
 `agent.cancel_answer` picks how CancelTask answers: "" cancels (the SDK's own way), "working" answers the task as
 it is, still working (a cancel only requested: the task goes on and settles later, as fasta2a's do), "refuse"
 refuses it as not cancelable while the task runs. `agent.forget()` drops every task, as an agent restarted with
@@ -78,6 +79,8 @@ from a2a.types import (
     CancelTaskRequest,
     GetTaskRequest,
     HTTPAuthSecurityScheme,
+    ListTasksRequest,
+    ListTasksResponse,
     SecurityRequirement,
     SecurityScheme,
     StringList,
@@ -86,7 +89,7 @@ from a2a.types import (
     TaskNotFoundError,
     TaskState,
 )
-from a2a.utils.errors import InvalidParamsError
+from a2a.utils.errors import InvalidParamsError, MethodNotFoundError
 from a2a.utils.push_url_validator import validate_push_notification_url
 from google.protobuf.json_format import MessageToDict
 from starlette.applications import Starlette
@@ -131,6 +134,7 @@ class AgentOptions:
     gzip_calls: bool = False  # gzip every JSON-RPC answer, whatever the request's Accept-Encoding says
     naive_times: bool = False  # write every timestamp of a JSON-RPC answer without its zone, as fasta2a's storage does
     safe_push_urls: bool = False  # refuse push URLs on loopback and private addresses (the SDKs' SSRF guard)
+    list_tasks: bool = True  # serve ListTasks; False answers it as an agent without it (method not found on this SDK)
     cancel_answer: str = ""  # how CancelTask answers at first ("", "working", "refuse": `TestAgent.cancel_answer`)
     port: int = 0  # serve on this port (0: any free one); an agent started again on its old port is a restart
     card_path: str = "/.well-known/agent-card.json"  # where the card is served (the legacy `/.well-known/agent.json`)
@@ -163,7 +167,8 @@ class FinishingTaskStore(InMemoryTaskStore):
 
 
 class CancelAnsweringHandler(DefaultRequestHandler):
-    """The SDK's handler, with CancelTask answered as `agent.cancel_answer` says."""
+    """The SDK's handler, with CancelTask answered as `agent.cancel_answer` says, and ListTasks answered method not
+    found when the agent's options say it has none."""
 
     def __init__(self, agent: TestAgent, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -179,6 +184,11 @@ class CancelAnsweringHandler(DefaultRequestHandler):
                 raise TaskNotFoundError
             return task
         return await super().on_cancel_task(params, context)
+
+    async def on_list_tasks(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
+        if not self.agent.options.list_tasks:
+            raise MethodNotFoundError(message="Method not found: ListTasks")
+        return await super().on_list_tasks(params, context)
 
 
 class ScriptedExecutor(AgentExecutor):

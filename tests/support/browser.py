@@ -104,6 +104,18 @@ def task_card(page: Page, text: str) -> Locator:
     return message.locator("xpath=following-sibling::li[contains(@class, 'task-card')][1]")
 
 
+def watched_send(page: Page, chat: str, agent: str, text: str) -> tuple[Locator, str]:
+    """Send `text` to `agent` from chat `chat`'s page and wait until the send's wait is over and a watch follows
+    the task: its card and the task id."""
+    page.goto(f"/chat/{chat}/")
+    live(page)
+    page.get_by_label("Agent").select_option(agent)
+    send(page, text)
+    card = task_card(page, text)
+    expect(card).to_contain_text("following by")
+    return card, task_id_of(card)
+
+
 def task_id_of(card: Locator) -> str:
     """The task id a task card links to."""
     href = card.get_by_role("link", name="task", exact=True).get_attribute("href") or ""

@@ -93,6 +93,7 @@ class JsAgentHost:
             "decoyInterface": opts.decoy_interface,
             "cancelAnswer": opts.cancel_answer,
             "safePushUrls": opts.safe_push_urls,
+            "listTasks": opts.list_tasks,
         }
         made = self.control.post("/agents", json=body).raise_for_status().json()
         return JsAgent(self, made["id"], made["url"], opts)

@@ -10,19 +10,23 @@ from a2aconsole.core.remote.http import new_http_client
 from a2aconsole.core.remote.limits import CallLimits
 from a2aconsole.core.remote.pool import ConnectionPool
 from a2aconsole.core.remote.values import (
+    TASK_STATES,
     ArtifactUpdate,
     MessageValue,
     OutgoingMessage,
     PartValue,
+    PushConfigValue,
     StatusUpdate,
     StatusValue,
     TaskEvent,
+    TaskPage,
     TaskSnapshot,
     new_id,
 )
 
 __all__ = [
     "BINDINGS",
+    "TASK_STATES",
     "ArtifactUpdate",
     "CallLimits",
     "Connection",
@@ -30,11 +34,13 @@ __all__ = [
     "MessageValue",
     "OutgoingMessage",
     "PartValue",
+    "PushConfigValue",
     "Remote",
     "RemoteError",
     "StatusUpdate",
     "StatusValue",
     "TaskEvent",
+    "TaskPage",
     "TaskSnapshot",
     "card_json",
     "new_http_client",

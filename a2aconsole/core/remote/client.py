@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 from a2a.client import (
+    A2AClientError,
     AgentCardResolutionError,
     Client,
     ClientCallContext,
@@ -32,6 +33,8 @@ from a2a.types import (
     DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest,
     GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTasksRequest,
     StreamResponse,
     SubscribeToTaskRequest,
     Task,
@@ -43,26 +46,35 @@ from a2aconsole.core.clock import Clock, SystemClock
 from a2aconsole.core.files import AgentEntry, mask_url, origin
 from a2aconsole.core.remote.convert import (
     FOLLOW_UP_HISTORY,
+    MAX_PAGE_TOKEN,
+    STATE_VALUES,
     card_summary,
     event_value,
     message_value,
+    push_config_value,
     send_request,
     task_json,
+    task_page,
     task_snapshot,
 )
-from a2aconsole.core.remote.errors import RemoteError, remote_errors, short, translate
+from a2aconsole.core.remote.errors import LIST_TASKS, RemoteError, remote_errors, short, translate
 from a2aconsole.core.remote.http import KEY_ORIGIN_HEADER
 from a2aconsole.core.remote.transports import lenient_factory
 from a2aconsole.core.remote.values import (
     CardSummary,
     MessageValue,
     OutgoingMessage,
+    PushConfigValue,
     TaskEvent,
+    TaskPage,
     TaskSnapshot,
 )
 
 BINDINGS = ["JSONRPC", "HTTP+JSON"]  # the protocol bindings the console speaks (the SDK picks in card order)
 MAX_CARD_BYTES = 1024 * 1024  # real cards are a few KB; a bigger one is a mistake or an attack
+MAX_PAGE_SIZE = 50  # tasks asked of ListTasks at once (and read of an answer that holds more)
+MAX_PUSH_CONFIGS = 50  # push configs read of one task's list: the console makes one per watch
+MAX_FILTER = 200  # characters of a context id passed on to ListTasks
 
 
 def callable_card(entry: AgentEntry, card: AgentCard) -> AgentCard:
@@ -310,9 +322,50 @@ class Connection:
             await self._client(False).create_task_push_notification_config(cfg, context=self._ctx())
 
     async def delete_push(self, task_id: str, config_id: str) -> None:
+        """DeleteTaskPushNotificationConfig. An agent may answer it over REST with a success and no body (HTTP 204,
+        as @a2a-js/sdk does), which a2a-sdk's REST client fails to read as JSON: that answer is the success."""
         req = DeleteTaskPushNotificationConfigRequest(task_id=task_id, id=config_id)
         async with self._call("push removal"):
-            await self._client(False).delete_task_push_notification_config(req, context=self._ctx())
+            try:
+                await self._client(False).delete_task_push_notification_config(req, context=self._ctx())
+            except A2AClientError as e:
+                if not (isinstance(e.__cause__, json.JSONDecodeError) and not e.__cause__.doc.strip()):
+                    raise
+
+    async def list_tasks(
+        self, context_id: str | None = None, state: str | None = None, page_size: int = 20, page_token: str = ""
+    ) -> TaskPage:
+        """ListTasks: one page of the tasks the agent holds (for this key), newest first as the agent orders them,
+        filtered by context and state (the spec's name: "working", ...), each its status only (no history, no
+        artifacts: a page is small whatever its tasks hold). At most MAX_PAGE_SIZE. An agent without ListTasks
+        (0.3, or answering method-not-found or unsupported) raises RemoteError "not_listing", saying so."""
+        req = ListTasksRequest(page_size=max(1, min(page_size, MAX_PAGE_SIZE)), history_length=0)
+        req.include_artifacts = False
+        if context_id:
+            req.context_id = context_id[:MAX_FILTER]
+        if state:
+            if state not in STATE_VALUES:
+                raise RemoteError("protocol", f"unknown task state {state!r}: use one of {', '.join(STATE_VALUES)}")
+            req.status = STATE_VALUES[state]  # type: ignore[assignment]
+        if page_token:
+            req.page_token = page_token[:MAX_PAGE_TOKEN]
+        async with self._call(LIST_TASKS):
+            answer = await self._client(False).list_tasks(req, context=self._ctx())
+        return task_page(answer, req.page_size)
+
+    async def list_push_configs(self, task_id: str) -> list[PushConfigValue]:
+        """ListTaskPushNotificationConfigs: the push configs the agent holds for the task (at most
+        MAX_PUSH_CONFIGS), URLs masked and tokens left out (`PushConfigValue`). An agent whose card offers no push
+        holds none: RemoteError "unsupported", without a call."""
+        if not self.push:
+            raise RemoteError(
+                "unsupported",
+                f'agent "{self.entry.name}" takes no push notifications (its card says so): it holds no push configs',
+            )
+        req = ListTaskPushNotificationConfigsRequest(task_id=task_id, page_size=MAX_PUSH_CONFIGS)
+        async with self._call("push config list"):
+            answer = await self._client(False).list_task_push_notification_configs(req, context=self._ctx())
+        return [push_config_value(c) for c in answer.configs[:MAX_PUSH_CONFIGS]]
 
     async def extended_card(self) -> CardSummary:
         """The extended card when the card offers one (else the public card, with no request)."""

@@ -7,19 +7,21 @@ from typing import Any
 from a2a.types import (
     AgentCard,
     Artifact,
+    ListTasksResponse,
     Message,
     Part,
     Role,
     SendMessageRequest,
     StreamResponse,
     Task,
+    TaskPushNotificationConfig,
     TaskState,
     TaskStatus,
 )
 from google.protobuf.json_format import MessageToDict, ParseDict
 from google.protobuf.struct_pb2 import Struct
 
-from a2aconsole.core.files import Attachment
+from a2aconsole.core.files import Attachment, mask_url
 from a2aconsole.core.remote.values import (
     ArtifactUpdate,
     ArtifactValue,
@@ -27,10 +29,12 @@ from a2aconsole.core.remote.values import (
     MessageValue,
     OutgoingMessage,
     PartValue,
+    PushConfigValue,
     SkillSummary,
     StatusUpdate,
     StatusValue,
     TaskEvent,
+    TaskPage,
     TaskSnapshot,
 )
 
@@ -88,6 +92,7 @@ STATE_NAMES: dict[int, str] = {
 # where the lenient parse (`lenient.py`) keeps a state the agent said that no 1.0 enum names, in the metadata of
 # the task or status update that holds the status: the console's own word, shown as the task's state
 KEPT_STATE = "a2aconsole.state"
+STATE_VALUES: dict[str, int] = {name: value for value, name in STATE_NAMES.items()}
 
 
 def state_name(state: int) -> str:
@@ -138,6 +143,29 @@ def task_snapshot(t: Task, *, history: bool = True) -> TaskSnapshot:
         status_value(t.status, t.metadata),
         tuple([_artifact(a) for a in t.artifacts]),
         tuple([m.message_id for m in t.history]) if history else (),
+    )
+
+
+def task_page(answer: ListTasksResponse, most: int) -> TaskPage:
+    """A ListTasks answer as a page of at most `most` tasks (an agent may send more than asked: the rest is not
+    read), each its status only."""
+    tasks = tuple(TaskSnapshot(t.id, t.context_id, status_value(t.status)) for t in answer.tasks[:most])
+    total = answer.total_size if answer.total_size > 0 else None
+    return TaskPage(tasks, answer.next_page_token[:MAX_PAGE_TOKEN], total)
+
+
+MAX_PAGE_TOKEN = 1000  # an agent's page token is opaque; a longer one is not a token the console passes on
+
+
+def push_config_value(cfg: TaskPushNotificationConfig) -> PushConfigValue:
+    """A push config as the console may show it: URL masked, token and credentials only said to be there."""
+    auth = cfg.authentication if cfg.HasField("authentication") else None
+    return PushConfigValue(
+        cfg.id,
+        cfg.task_id,
+        mask_url(cfg.url) if cfg.url else "",
+        has_token=bool(cfg.token) or bool(auth and auth.credentials),
+        auth_scheme=auth.scheme[:40] if auth is not None else "",
     )
 
 

@@ -11,7 +11,13 @@ from collections.abc import Iterator
 import httpx
 from a2a.client import A2AClientError, A2AClientTimeoutError, AgentCardResolutionError
 from a2a.types import TaskState
-from a2a.utils.errors import A2AError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError
+from a2a.utils.errors import (
+    A2AError,
+    MethodNotFoundError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
 
 from a2aconsole.core.errors import A2AConsoleError
 from a2aconsole.core.remote.answer_budget import AnswerEncoded, AnswerTooLarge, megabytes
@@ -20,7 +26,8 @@ from a2aconsole.core.remote.log_masking import mask_urls
 
 class RemoteError(A2AConsoleError):
     """A remote call failed. `kind` is one of: network, timeout, auth, card, not_found, not_cancelable,
-    terminal, unsupported, protocol, rpc, too_big (an answer over the byte budget)."""
+    terminal, unsupported, protocol, rpc, too_big (an answer over the byte budget), not_listing (an agent without
+    ListTasks: `not_listing`)."""
 
     def __init__(self, kind: str, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
@@ -42,6 +49,10 @@ def translate(exc: BaseException, agent: str, action: str) -> RemoteError:
     """Turn an SDK or network failure into a readable RemoteError naming the agent and what to do."""
     if isinstance(exc, RemoteError):
         return exc
+    if action == LIST_TASKS:
+        refused = not_listing(exc, agent)
+        if refused is not None:
+            return refused
     over = next((e for e in (exc, exc.__cause__) if isinstance(e, AnswerTooLarge | AnswerEncoded)), None)
     if isinstance(over, AnswerTooLarge):
         return RemoteError(
@@ -104,6 +115,25 @@ def translate(exc: BaseException, agent: str, action: str) -> RemoteError:
     if isinstance(exc, ValueError) and "transport" in str(exc):
         return RemoteError("protocol", f'agent "{agent}": its card offers no transport we speak (JSON-RPC, REST)')
     return RemoteError("protocol", f'agent "{agent}": {action} failed: {type(exc).__name__}: {short(exc)}')
+
+
+LIST_TASKS = "task list"  # ListTasks' action name: its refusals say the agent does not list its tasks
+DOES_NOT_LIST = "does not list its tasks"
+
+
+def not_listing(exc: BaseException, agent: str) -> RemoteError | None:
+    """The RemoteError of an agent that has no ListTasks, or None when `exc` says something else: a 0.3 agent (the
+    SDK refuses the call before sending it), or one answering method-not-found or unsupported-operation."""
+    if isinstance(exc, NotImplementedError):
+        why = "it speaks A2A 0.3, which has no ListTasks (1.0 added it)"
+    elif isinstance(exc, MethodNotFoundError):
+        why = "it answers ListTasks with method not found"
+    elif isinstance(exc, UnsupportedOperationError):
+        msg = exc.message if hasattr(exc, "message") else str(exc)
+        why = f"it answers ListTasks with unsupported operation ({short(msg)})"
+    else:
+        return None
+    return RemoteError("not_listing", f'agent "{agent}" {DOES_NOT_LIST}: {why}')
 
 
 _STATE_ENUM = re.compile(r"\bTASK_STATE_[A-Z_]+\b")

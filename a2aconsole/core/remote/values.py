@@ -103,6 +103,41 @@ class TaskSnapshot:
         return self.status.state
 
 
+# the spec's task states, as ListTasks filters by them (`Connection.list_tasks`)
+TASK_STATES = (
+    "submitted",
+    "working",
+    "input-required",
+    "auth-required",
+    "completed",
+    "failed",
+    "canceled",
+    "rejected",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskPage:
+    """One page of an agent's ListTasks: the tasks (status only, no history or artifacts), and the agent's token of
+    the next page ("" on the last). `total` is what the agent says it holds in all (None when it does not say)."""
+
+    tasks: tuple[TaskSnapshot, ...]
+    next_page_token: str = ""
+    total: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PushConfigValue:
+    """A push config an agent holds for a task, as the console may show it: its id, its URL as scheme, host, port
+    and path only, and whether it carries a token or credentials (never what they are)."""
+
+    id: str
+    task_id: str
+    url: str
+    has_token: bool = False
+    auth_scheme: str = ""
+
+
 @dataclass(frozen=True, slots=True)
 class StatusUpdate:
     """A stream's status update event."""

@@ -1,6 +1,8 @@
 """The tool wing: the `a2a` tool's actions (`tool.py`), one module each where an action is long (`send.py`,
-`cancel.py`, `unwatch.py`, `status.py`), its arguments, schema and events. What the web and the API call."""
+`cancel.py`, `unwatch.py`, `status.py`, `adopt.py`: the console's `watch`), its arguments, schema and events.
+What the web and the API call."""
 
+from a2aconsole.core.tool.adopt import WATCH
 from a2aconsole.core.tool.cancel import CANCEL_REQUESTED
 from a2aconsole.core.tool.schema import (
     ACTIONS,
@@ -30,6 +32,7 @@ __all__ = [
     "SEND_NEEDS",
     "TARGET_HELP",
     "TOOL_SCHEMA",
+    "WATCH",
     "age",
     "needs",
     "status_report",

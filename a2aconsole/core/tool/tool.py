@@ -1,5 +1,5 @@
 """The `a2a` tool: `agents`, `send`, `status`, `cancel`, `unwatch`, one object for the model, the console, the CLI
-and the API.
+and the API; and `watch` (a task the console did not send, `adopt.py`), the console's own.
 
 `run` never raises: every failure becomes `{"error": "..."}` naming the agent and what to do. The key
 goes out only in `client.py`'s per-call headers, and whatever the answer (an agent may echo its key or
@@ -49,7 +49,7 @@ from a2aconsole.core.results import (
     task_outcome,
 )
 from a2aconsole.core.scrubber import Scrubbers
-from a2aconsole.core.tool import cancel, unwatch
+from a2aconsole.core.tool import adopt, cancel, unwatch
 from a2aconsole.core.tool.args import agent_entry, send_args, task_id_of
 from a2aconsole.core.tool.events import ToolEvents
 from a2aconsole.core.tool.schema import ACTIONS
@@ -132,7 +132,7 @@ class A2ATool:
         args = dict(args or {})
         agent = args.get("agent") if isinstance(args.get("agent"), str) else ""
         try:
-            if action not in ACTIONS:
+            if action not in ACTIONS and action != adopt.WATCH:  # `watch`: the console's own (adopt.py)
                 return _err(f"unknown action {action!r}: use one of {', '.join(ACTIONS)}")
             if not self.settings.enabled and action != "agents":  # off: nothing is sent; cards can still be read
                 return _err(CLIENT_OFF)
@@ -145,6 +145,8 @@ class A2ATool:
                 return await self._status(workspace, args, target, agents)
             if action == "unwatch":
                 return await unwatch.run(self, workspace, args, target, agents, by)
+            if action == adopt.WATCH:
+                return await adopt.run(self, workspace, args, target, agents)
             return await self._cancel(workspace, args, target, agents)
         except (ToolError, RemoteError) as e:
             await self._events.error(chat.workspace, chat.id, agent, args, str(e))
@@ -390,6 +392,10 @@ class A2ATool:
         self, workspace: Workspace, args: dict[str, Any], target: str, agent_file: AgentsFile
     ) -> dict[str, Any]:
         return await cancel.run(self, workspace, args, target, agent_file)
+
+    def watch_record(self, conn: Connection, task: TaskSnapshot, target: str) -> WatchRecord:
+        """A new watch of the chat for a running task the console did not send (`adopt.py`), as a send's."""
+        return self._new_record(conn, task, target, "", None, self.clock.now())
 
     async def finish(self, task: TaskSnapshot, agent: str, workspace: Workspace, target: str) -> dict[str, Any]:
         """A task's outcome as an answer, its event emitted (for `cancel.run`)."""

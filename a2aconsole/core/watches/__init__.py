@@ -10,9 +10,10 @@ from a2aconsole.core.watches.heard import News, news_of, parse_at
 from a2aconsole.core.watches.lease import HEARTBEAT, RedisLeaseStore, WorkerLeases
 from a2aconsole.core.watches.push import PUSH_REMOVAL_TIMEOUT, end_push, push_task_id, remove_push_config, token_matches
 from a2aconsole.core.watches.push_refusals import PushRefusal
-from a2aconsole.core.watches.registry import FLUSH_DELAY, WatchRegistry
+from a2aconsole.core.watches.registry import AWAY, FLUSH_DELAY, WatchRegistry
 
 __all__ = [
+    "AWAY",
     "FLUSH_DELAY",
     "Follower",
     "HEARTBEAT",

@@ -150,6 +150,7 @@ class Follower:
         "deadline",
         "error",
         "failing",
+        "first_state",
         "heard_at",
         "host",
         "latest",
@@ -174,6 +175,7 @@ class Follower:
         self.host = host
         self.record = record
         self.restored = restored  # found in the file (start, rescan), not just handed over by a send that checked
+        self.first_state = ""  # the state the agent said first to this follower (`away`)
         self.ws = ws
         self.deadline = deadline
         self.source = record.source
@@ -451,7 +453,15 @@ class Follower:
         if conn is not None:
             self.host.pool.drop(self.ws, conn)
 
+    @property
+    def away(self) -> bool:
+        """True when the task settled while no console followed it: the watch was restored from the file (a start,
+        a lease taken over) and the agent's first answer since was already settled (terminal or a question)."""
+        return self.restored and is_settled(self.first_state)
+
     async def _saw(self, state: str) -> None:
+        if state and not self.first_state:
+            self.first_state = state
         if state and state != self.state:
             self.state = state
             await self.host.follow_event(self, STATE, state=state)

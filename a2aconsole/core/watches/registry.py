@@ -56,6 +56,8 @@ log = logging.getLogger(__name__)
 
 DELIVERY_RETRY = (30.0, 60.0, 120.0, 300.0)
 FLUSH_DELAY = 1.0
+AWAY = "away"  # a watch.ended's data: its task settled while no console followed it (`Follower.away`)
+
 # Restored watches start following in batches, each once no more than RESTORE_BACKLOG first calls wait for a
 # slot: the loop stays free for pages and signals, and a push's check waits behind a few hundred calls, not 10,000.
 RESTORE_BATCH = 100
@@ -508,13 +510,21 @@ class WatchRegistry:
         # scrubbed once, here: the kept text (shown in pages, delivered to the chat) and the events come from it
         outcome = self.scrubbers.for_workspace(w.ws)(outcome)
         reason = "question" if is_interrupted(state) else "settled"
-        await self._finish(w, result_text(outcome), reason, state=state, outcome=outcome)
+        await self._finish(w, result_text(outcome), reason, state=state, outcome=outcome, away=w.away)
 
     async def _finish(
-        self, w: Follower, text: str | None, reason: str, *, state: str, outcome: dict[str, Any] | None = None
+        self,
+        w: Follower,
+        text: str | None,
+        reason: str,
+        *,
+        state: str,
+        outcome: dict[str, Any] | None = None,
+        away: bool = False,
     ) -> None:
+        """`away`: the task settled while no console followed it (`Follower.away`): its `watch.ended` says so."""
         ws, rid = w.ws, w.record.watch_id
-        ending = self._end_events(rid, reason, state, outcome)
+        ending = self._end_events(rid, reason, state, outcome, away)
 
         def claim(tx: PendingTx) -> WatchRecord | None:
             """Under the workspace lock: the watch leaves the map, its text and closing events are kept in the file."""
@@ -542,7 +552,9 @@ class WatchRegistry:
         if text is not None:
             await self._deliver(ws, rec)
 
-    def _end_events(self, rid: str, reason: str, state: str, outcome: dict[str, Any] | None) -> list[dict[str, Any]]:
+    def _end_events(
+        self, rid: str, reason: str, state: str, outcome: dict[str, Any] | None, away: bool = False
+    ) -> list[dict[str, Any]]:
         """The closing events of a watch, as kept in its record: the result or question (with the outcome's
         bounded preview), then `watch.ended`, both stamped now."""
         at = self.clock.now().isoformat()
@@ -550,7 +562,10 @@ class WatchRegistry:
         if outcome is not None:
             kind = QUESTION if is_interrupted(state) else RESULT
             events.append({"kind": kind, "at": at, "state": state, **outcome_event(outcome or {}, rid)})
-        events.append({"kind": WATCH_ENDED, "at": at, "state": state, "data": {"reason": reason, "watchId": rid}})
+        ended: dict[str, Any] = {"reason": reason, "watchId": rid}
+        if away:
+            ended[AWAY] = True
+        events.append({"kind": WATCH_ENDED, "at": at, "state": state, "data": ended})
         return events
 
     async def _announce(self, ws: Workspace, rec: WatchRecord, events: list[dict[str, Any]] | None) -> None:

@@ -54,6 +54,7 @@ class TaskLive(LivePage):
             "resendable": history.resendable(p["agent"], p["task"], finished),
             "watched": task_watch.watch_of(p["agent"], p["task"], p.get("target", "")) is not None,
             "news": task_watch.news_of_tasks({task}, tab.prepared.get("live")).get(task),
+            "away": bool(history.finished_away({task})),
             "progress": task_index.task_progress(p["agent"], p["task"], states[-1] if states else "unknown"),
             "full_dates": True,
             "answer_target": TASK_ANSWER,

@@ -161,8 +161,10 @@ def listing(
     today = timezone.localdate(now)
     rows = [_row(r, now, today) for r in current.object_list]
     news = task_watch.news_of_tasks({(r["agent"], r["task_id"]) for r in rows if r["running"]}, live_rows)
+    away = history.finished_away({(r["agent"], r["task_id"]) for r in rows})
     for r in rows:
-        r["news"] = news.get((r["agent"], r["task_id"]))
+        key = (r["agent"], r["task_id"])
+        r["news"], r["away"] = news.get(key), key in away
     return {
         "rows": rows,
         "page": current,

@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from a2aconsole.core.results import json_preview
+from a2aconsole.core.tool import WATCH
 from a2aconsole.web import history, live, scope, task_index, task_watch
 from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import TaskEvent
@@ -61,6 +62,7 @@ def context(
         "resendable": history.resendable(agent, task_id, finished),
         "watched": task_watch.watch_of(agent, task_id, target) is not None,
         "news": task_watch.news_of_tasks({(agent, task_id)}, live_rows).get((agent, task_id)),
+        "away": bool(history.finished_away({(agent, task_id)})),
         "progress": task_index.task_progress(agent, task_id, state),
         "full_dates": True,
         "answer_target": "#task-answer",  # an answer (in the panel or the timeline) comes back as the panel
@@ -116,14 +118,15 @@ async def page(request: HttpRequest, agent: str, task_id: str) -> HttpResponse:
 
 
 async def act(request: HttpRequest, agent: str, task_id: str) -> HttpResponse:
-    """POST re-check (`status`), cancel or stop watching (`unwatch`) through the tool; the answer is shown on the
+    """POST re-check (`status`, a result fetched from Tasks at the agent too), cancel, stop watching (`unwatch`) or
+    watch (a task the console did not send, from Tasks at the agent) through the tool; the answer is shown on the
     task page."""
     if request.method != "POST":
         return await page(request, agent, task_id)
     what = request.POST.get("action", "")
     target = request.POST.get("target") or (await sync_to_async(scope.console_target)()).id
     raw = None
-    if what in ("status", "cancel", "unwatch"):
+    if what in ("status", "cancel", "unwatch", WATCH):
         answer = await scope.run_tool(what, {"agent": agent, "taskId": task_id}, target)
         if "error" not in answer and what != "unwatch":
             raw = await fetch_raw_task(agent, task_id, target)
@@ -133,7 +136,7 @@ async def act(request: HttpRequest, agent: str, task_id: str) -> HttpResponse:
         return await conversation.chat_log(request, await sync_to_async(scope.target_or_404)(target))
     live_rows = await watches.live_watches({(agent, task_id)})
     ctx = await sync_to_async(context)(request, agent, task_id, answer, raw, live_rows)
-    labels = {"status": "Re-check", "cancel": "Cancel", "unwatch": "Stop watching"}
+    labels = {"status": "Re-check", "cancel": "Cancel", "unwatch": "Stop watching", WATCH: "Watch"}
     ctx.update(answer=answer, answer_label=labels.get(what, what))
     if request.headers.get("HX-Request"):
         return await sync_to_async(render)(request, "web/task.html#task-answer", ctx)

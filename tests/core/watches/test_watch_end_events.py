@@ -45,7 +45,8 @@ async def test_a_kept_result_brings_its_events_to_the_next_start(make_agent, wor
     [kept] = raw
     assert [e["kind"] for e in kept["endEvents"]] == ["result", "watch.ended"]
     assert kept["endEvents"][0]["text"] == "echo: hello kept" and kept["endEvents"][0]["state"] == "completed"
-    assert kept["endEvents"][1]["data"] == {"reason": "settled", "watchId": rec.watch_id}
+    # restored at the start and already finished: it finished while no console followed it
+    assert kept["endEvents"][1]["data"] == {"reason": "settled", "watchId": rec.watch_id, "away": True}
     root = str(workspace.root)
     keys = [watch_event_key(root, rec.watch_id, k) for k in ("result", "watch.ended")]
     emitted = closing(sink)
