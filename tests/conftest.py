@@ -35,13 +35,22 @@ SHARED_SERVICES = {
 }
 
 
+# Modules whose tests share module-scoped fixtures that cost seconds to start (a Chromium, a console server, agents):
+# each runs on one worker, so they start once, not once on each worker.
+WHOLE_MODULES = ("tests/live/",)
+
+
 class SharedServicesScheduling(LoadGroupScheduling):
-    """xdist's `loadgroup`, with SHARED_SERVICES as one group. Not the `xdist_group` mark: xdist 3.8 puts the group
-    into a test's id by writing `item._nodeid`, which pytest 9 no longer reads, so marked tests were spread over
-    both workers (two of them, on one Redis database, then saw each other's messages)."""
+    """xdist's `loadgroup`, with SHARED_SERVICES as one group and each module of WHOLE_MODULES as one. Not the
+    `xdist_group` mark: xdist 3.8 puts the group into a test's id by writing `item._nodeid`, which pytest 9 no longer
+    reads, so marked tests were spread over both workers (two of them, on one Redis database, then saw each other's
+    messages). The groups with the most tests go first (xdist's loadscope reorder), the single tests fill in after."""
 
     def _split_scope(self, nodeid: str) -> str:
-        return "shared-services" if nodeid.split("::", 1)[0] in SHARED_SERVICES else nodeid
+        module = nodeid.split("::", 1)[0]
+        if module in SHARED_SERVICES:
+            return "shared-services"
+        return module if module.startswith(WHOLE_MODULES) else nodeid
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> SharedServicesScheduling:

@@ -17,7 +17,8 @@ from tests.support.browser import SIZES, checked_page, live, logged_in, shot, wa
 from tests.support.console_server import ROOT, ConsoleServer
 
 pytestmark = [pytest.mark.timeout(150)]
-LOST_MS = 45_000  # the watch's first poll comes 15 s after the send's wait
+# the watch polls on a short backoff (tests/support/quick_poll_console.py): its next check finds the task gone
+LOST_MS = 30_000
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +30,8 @@ def poll_bot() -> Iterator[TestAgent]:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, poll_bot: TestAgent) -> Iterator[ConsoleServer]:
-    s = ConsoleServer(tmp_path_factory.mktemp("lost"), A2AClient__WaitSeconds="1")
+    quick = ["-m", "tests.support.quick_poll_console"]
+    s = ConsoleServer(tmp_path_factory.mktemp("lost"), launcher=quick, A2AClient__WaitSeconds="1")
     s.workspace.root.mkdir(parents=True, exist_ok=True)
     s.workspace.save_agents([{"name": "bot", "url": poll_bot.url}], None)
     s.start()

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
+from tests.support import chat_history
 from tests.support.agents import TestAgent
 from tests.support.browser import WAIT_MS, console_errors, duplicate_ids, live, logged_in, shot
 from tests.support.console_server import ConsoleServer
@@ -142,13 +143,10 @@ def test_resend_a_finished_task(page: Page, bot: TestAgent) -> None:
     assert len([r for r in bot.received if r.text == text]) == before + 1
 
 
-def test_the_chat_opens_at_the_newest_message_with_the_composer_in_view(page: Page) -> None:
+def test_the_chat_opens_at_the_newest_message_with_the_composer_in_view(page: Page, server: ConsoleServer) -> None:
+    fillers = [f"filler {width(page)} {i}" for i in range(12)]  # more than a screen, as the history stores them
+    chat_history.write(server, chat_history.echoes("bot", fillers))
     open_chat(page)
-    for i in range(12):  # more than a screen
-        write(page, f"filler {width(page)} {i}")
-        expect(page.locator("#chat-log")).to_contain_text(f"echo: filler {width(page)} {i}")
-    page.reload()
-    live(page)
     composer = page.locator("#composer")
     expect(composer).to_be_in_viewport()
     newest = page.locator("#chat-log li.from-agent", has_text=f"echo: filler {width(page)} 11")
@@ -177,14 +175,12 @@ def test_keyboard_only_reaches_and_sends_the_composer(page: Page) -> None:
     expect(page.locator("#chat-log")).to_contain_text(f"echo: typed only {width(page)}")
 
 
-def test_earlier_messages_load_above(page: Page) -> None:
+def test_earlier_messages_load_above(page: Page, server: ConsoleServer) -> None:
+    # sent + answered, as the history stores them: past one page of 60 events
+    chat_history.write(server, chat_history.echoes("bot", [f"page {width(page)} {i:02d}" for i in range(32)]))
     page.goto("/chat/console/")
     live(page)
-    for i in range(32):  # sent + answered: past one page of 60 events
-        write(page, f"page {width(page)} {i:02d}")
-        expect(page.locator("#chat-log")).to_contain_text(f"echo: page {width(page)} {i:02d}")
-    page.reload()
-    live(page)
+    expect(page.locator("#chat-log")).to_contain_text(f"echo: page {width(page)} 31")
     first = page.locator("#chat-log li.kind-sent .md").first.inner_text()
     page.get_by_role("link", name="Earlier messages").click()
     older = page.locator("#chat-older li.kind-sent")
@@ -194,7 +190,7 @@ def test_earlier_messages_load_above(page: Page) -> None:
     assert first == page.locator("#chat-log li.kind-sent .md").first.inner_text()  # the latest page stays
 
 
-def test_a_task_on_two_pages_keeps_one_card(page: Page, bot: TestAgent) -> None:
+def test_a_task_on_two_pages_keeps_one_card(page: Page, server: ConsoleServer, bot: TestAgent) -> None:
     """A task sent long ago and answered now has its message among the earlier messages and its result among
     the latest: loading the earlier page leaves one card for it, the live one."""
     open_chat(page)
@@ -202,9 +198,8 @@ def test_a_task_on_two_pages_keeps_one_card(page: Page, bot: TestAgent) -> None:
     write(page, f"hold {tag}")
     card = card_of(page, f"hold {tag}")
     expect(card.locator("[data-task-state]")).to_have_text("working")
-    for i in range(32):  # past one page of 60 events
-        write(page, f"after {tag} {i:02d}")
-        expect(page.locator("#chat-log")).to_contain_text(f"echo: after {tag} {i:02d}")
+    # answered sends after it, as the history stores them: past one page of 60 events
+    chat_history.write(server, chat_history.echoes("bot", [f"after {tag} {i:02d}" for i in range(32)]))
     bot.release(tag)
     page.reload()
     live(page)

@@ -479,10 +479,15 @@ def _gzipped(send: Any) -> Any:
 async def _end_leftover_tasks() -> None:
     """Cancel what still runs when the server stops (held work, open streams) and let it finish, so it is not
     reported as "destroyed but pending" in a later test."""
-    leftover = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-    for t in leftover:
-        t.cancel()
-    await asyncio.gather(*leftover, return_exceptions=True)
+    leftover = {t for t in asyncio.all_tasks() if t is not asyncio.current_task()}
+    # Cancelled again until they end: the SDK's task loops catch one cancellation and then wait on their queue
+    # (`ActiveTask`, `EventQueueSink.close`), which held a stopped agent's thread (and `stop()`) for 10 s.
+    for _ in range(100):
+        if not leftover:
+            return
+        for t in leftover:
+            t.cancel()
+        _, leftover = await asyncio.wait(leftover, timeout=0.05)
 
 
 class TestAgent:
@@ -671,7 +676,9 @@ class TestAgent:
         return self
 
     def stop(self) -> None:
-        if self.server is not None:
+        """Stop serving (again: nothing more, once its thread has ended)."""
+        ended = self.thread is not None and not self.thread.is_alive()
+        if self.server is not None and not ended:
             if self._loop is not None:
                 for ev in list(self._gates.values()):
                     self._loop.call_soon_threadsafe(ev.set)
