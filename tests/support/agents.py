@@ -48,6 +48,7 @@ import socket
 import threading
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -658,34 +659,46 @@ class TestAgent:
         app = _KeyMiddleware(Starlette(routes=routes), self)
         self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
 
-        def run() -> None:
-            loop = asyncio.new_event_loop()
-            self._loop = loop
-            loop.run_until_complete(self.server.serve(sockets=[self._sock]))  # type: ignore[union-attr]
-            loop.run_until_complete(_end_leftover_tasks())
-            loop.run_until_complete(push_http.aclose())
-            loop.close()
-
-        self.thread = threading.Thread(target=run, daemon=True, name=f"agent-{self.port}")
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("test agent did not start")
-            time.sleep(0.01)
+        serve_in_thread(self, f"agent-{self.port}", _end_leftover_tasks, push_http.aclose)
         return self
 
     def stop(self) -> None:
-        """Stop serving (again: nothing more, once its thread has ended)."""
-        ended = self.thread is not None and not self.thread.is_alive()
-        if self.server is not None and not ended:
-            if self._loop is not None:
-                for ev in list(self._gates.values()):
-                    self._loop.call_soon_threadsafe(ev.set)
-            self.server.should_exit = True
-            if self.thread is not None:
-                self.thread.join(timeout=10)
-        self._sock.close()
+        stop_serving(self)
+
+
+def serve_in_thread(agent: Any, name: str, *after: Callable[[], Awaitable[object]]) -> None:
+    """Serve `agent.server` (uvicorn) on `agent._sock` in a thread with an event loop of its own (`agent._loop`), the
+    coroutines `after` run on that loop once it stops; back once the server has started."""
+
+    def run() -> None:
+        loop = asyncio.new_event_loop()
+        agent._loop = loop
+        loop.run_until_complete(agent.server.serve(sockets=[agent._sock]))
+        for end in after:
+            loop.run_until_complete(end())
+        loop.close()
+
+    agent.thread = threading.Thread(target=run, daemon=True, name=name)
+    agent.thread.start()
+    deadline = time.monotonic() + 10
+    while not agent.server.started:  # a thread's server: no event to wait on
+        if time.monotonic() > deadline or not agent.thread.is_alive():
+            raise RuntimeError(f"test agent {name} did not start")
+        time.sleep(0.01)
+
+
+def stop_serving(agent: Any) -> None:
+    """Stop what `serve_in_thread` serves, its held tasks released first (again: nothing more, once its thread has
+    ended)."""
+    ended = agent.thread is not None and not agent.thread.is_alive()
+    if agent.server is not None and not ended:
+        if agent._loop is not None:
+            for ev in list(agent._gates.values()):
+                agent._loop.call_soon_threadsafe(ev.set)
+        agent.server.should_exit = True
+        if agent.thread is not None:
+            agent.thread.join(timeout=10)
+    agent._sock.close()
 
 
 def start_agent(**options: Any) -> TestAgent:

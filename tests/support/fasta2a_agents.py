@@ -29,7 +29,6 @@ import asyncio
 import base64
 import socket
 import threading
-import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -43,7 +42,7 @@ from fasta2a.broker import InMemoryBroker
 from fasta2a.schema import Artifact, Message, Part, TaskIdParams, TaskSendParams, TaskState
 from fasta2a.storage import InMemoryStorage
 
-from tests.support.agents import PDF_BYTES, Received
+from tests.support.agents import PDF_BYTES, Received, serve_in_thread, stop_serving
 
 QUESTION = "Which colour?"
 
@@ -197,26 +196,8 @@ class Fasta2aAgent:
         self._loop.call_soon_threadsafe(lambda: self.gate(name).set())
 
     def start(self) -> Fasta2aAgent:
-        def run() -> None:
-            loop = asyncio.new_event_loop()
-            self._loop = loop
-            loop.run_until_complete(self.server.serve(sockets=[self._sock]))
-            loop.close()
-
-        self.thread = threading.Thread(target=run, daemon=True, name=f"fasta2a-agent-{self.port}")
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("the fasta2a test agent did not start")
-            time.sleep(0.01)
+        serve_in_thread(self, f"fasta2a-agent-{self.port}")
         return self
 
     def stop(self) -> None:
-        if self._loop is not None:
-            for ev in list(self._gates.values()):
-                self._loop.call_soon_threadsafe(ev.set)
-        self.server.should_exit = True
-        if self.thread is not None:
-            self.thread.join(timeout=10)
-        self._sock.close()
+        stop_serving(self)
