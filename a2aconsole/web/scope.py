@@ -18,6 +18,23 @@ from a2aconsole.web.history import dom_id
 from a2aconsole.web.models import ChatTarget
 from a2aconsole.web.process.runtime import get_runtime
 
+# The tool's hints name its actions as an agent host calls them; a page names the buttons that do the same.
+BUTTON_WORDS = {
+    "action=unwatch stops watching": "Stop watching ends the watch",
+    "with action=status": "with Re-check",
+}
+
+
+def in_console_words(answer: dict[str, Any]) -> dict[str, Any]:
+    """A tool's answer as a page shows it: its note and error name the console's buttons, not `action=...`."""
+    for field in ("note", "error"):
+        text = answer.get(field)
+        if isinstance(text, str):
+            for hint, button in BUTTON_WORDS.items():
+                text = text.replace(hint, button)
+            answer[field] = text
+    return answer
+
 
 def console_workspace() -> Workspace:
     return Workspace(settings.WORKSPACE_DIR)
@@ -52,8 +69,8 @@ def tool() -> Any:
 
 
 async def run_tool(action: str, args: dict[str, Any], target_id: str) -> dict[str, Any]:
-    """One tool action for a chat target, resolved here once; the tool never raises, but an unknown target or a
-    missing runtime is reported the same way."""
+    """One tool action for a chat target, resolved here once, its answer in the console's words; the tool never
+    raises, but an unknown target or a missing runtime is reported the same way."""
     try:
         target = await aresolve(target_id)
         if target is None:
@@ -63,4 +80,4 @@ async def run_tool(action: str, args: dict[str, Any], target_id: str) -> dict[st
         return {"error": f"the console could not run {action}: {e}"}
     if result.get("taskId"):
         result["dom_id"] = dom_id(result.get("agent", args.get("agent", "")), result["taskId"])
-    return result
+    return in_console_words(result)

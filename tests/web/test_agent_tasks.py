@@ -80,7 +80,13 @@ async def test_the_agents_tasks_are_listed_watched_and_fetched(
 
         watched = await owner.post(f"/tasks/bot/{held.id}/act/", {"action": "watch", "target": "console"})
         page = watched.content.decode()
-        assert watched.status_code == 200 and "<h2>Watch</h2>" in page and "watches the task now" in page
+        assert (
+            watched.status_code == 200
+            and "<h2>Watch</h2>" in page
+            and "watches the task now" in page
+            and "Stop watching ends the watch" in page
+        )
+        assert "action=unwatch" not in page  # the tool's hint for agent hosts, said with the page's button
         [rec] = pending.read(ws).records
         assert (rec.task_id, rec.target) == (held.id, "console")
         fetched = (await owner.post(f"/tasks/bot/{done.id}/act/", {"action": "status", "target": "console"})).content
