@@ -403,7 +403,8 @@ function main() {
   const control = express.Router();
   control.use(express.json());
   control.post('/agents', (req, res) => {
-    const id = randomUUID().slice(0, 12);
+    // a given id (a test restarting the host on its port keeps the agent's URL), else a new one
+    const id = typeof req.body?.id === 'string' && req.body.id ? req.body.id : randomUUID().slice(0, 12);
     const agent = new TestAgent(id, base, req.body ?? {});
     agents.set(id, agent);
     res.json({ id, url: agent.url });
@@ -440,7 +441,7 @@ function main() {
     return agent.app(req, res, next);
   });
 
-  const server = app.listen(0, '127.0.0.1', () => {
+  const server = app.listen(Number(process.env.A2A_TEST_PORT || 0), '127.0.0.1', () => {
     const { port } = server.address();
     base = `http://127.0.0.1:${port}`;
     process.stdout.write(`${port}\n`);

@@ -29,7 +29,8 @@ _UNSUPPORTED = ("drop_streams", "legacy", "one_task_per_context", "port", "card_
 class JsAgentHost:
     """The node process serving JS agents on 127.0.0.1; it exits when its stdin closes (even if we die)."""
 
-    def __init__(self, log_path: Path) -> None:
+    def __init__(self, log_path: Path, port: int = 0) -> None:
+        """`port`: the one to listen on (a host started again where one stopped), else any free one."""
         node = shutil.which("node")
         if node is None:
             raise RuntimeError("node is not installed: the JS test agents need Node 20 (apt-get install nodejs)")
@@ -43,7 +44,7 @@ class JsAgentHost:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,
-            env={**os.environ, "NODE_NO_WARNINGS": "1"},
+            env={**os.environ, "NODE_NO_WARNINGS": "1", "A2A_TEST_PORT": str(port)},
         )
         try:
             self.port = self._read_port()
@@ -72,8 +73,9 @@ class JsAgentHost:
         text = self.log_path.read_text(errors="replace").strip()
         return f"its log ({self.log_path}) ends: {text[-1500:]}" if text else "its log is empty"
 
-    def make(self, *, rest: bool = False, **options: Any) -> JsAgent:
-        """A new agent with the Python agent's options; `rest=True` gives it an HTTP+JSON card (no JSON-RPC)."""
+    def make(self, *, rest: bool = False, agent_id: str = "", **options: Any) -> JsAgent:
+        """A new agent with the Python agent's options; `rest=True` gives it an HTTP+JSON card (no JSON-RPC);
+        `agent_id`: its id, so its URL, where a restarted host must serve it again (else a new one)."""
         opts = AgentOptions(**options)  # a typo in an option name fails here
         default = AgentOptions()
         used = [name for name in _UNSUPPORTED if getattr(opts, name) != getattr(default, name)]
@@ -95,6 +97,8 @@ class JsAgentHost:
             "safePushUrls": opts.safe_push_urls,
             "listTasks": opts.list_tasks,
         }
+        if agent_id:
+            body["id"] = agent_id
         made = self.control.post("/agents", json=body).raise_for_status().json()
         return JsAgent(self, made["id"], made["url"], opts)
 

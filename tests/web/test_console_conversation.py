@@ -158,6 +158,31 @@ async def test_watch_table_search_recheck_cancel(
     agent.release("g1")
 
 
+async def test_watch_table_cancel_says_what_the_tool_says(
+    owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent
+) -> None:
+    """The Cancel button answers as the tool and the API do (#25 item 4): only requested, the watch goes on;
+    refused, it goes on; canceled, it ends."""
+    add_agent(ws, agent)
+    tool.settings = replace(CONSOLE_SETTINGS, wait_seconds=0.2)
+    await send(owner, {"agent": "bot", "message": "hold c1"})
+    [record] = pending.read(ws).records
+    cancel = {"watch": record.watch_id, "action": "cancel"}
+    agent.cancel_answer = "working"
+    r = await owner.post("/watches/action/", cancel, headers={"HX-Request": "1"})
+    assert "cancel requested; the task is still working" in r.text, r.text
+    assert [x.watch_id for x in pending.read(ws).records] == [record.watch_id]
+    assert "cancel requested" in (await owner.get("/watches/")).text
+    agent.cancel_answer = "refuse"
+    r = await owner.post("/watches/action/", cancel, headers={"HX-Request": "1"})
+    assert "the agent refused to cancel" in r.text, r.text
+    assert [x.watch_id for x in pending.read(ws).records] == [record.watch_id]
+    agent.cancel_answer = ""
+    r = await owner.post("/watches/action/", cancel, headers={"HX-Request": "1"})
+    assert "canceled" in r.text and pending.read(ws).records == []
+    agent.release("c1")
+
+
 async def test_status_page_masks(owner: AsyncClient, tool: A2ATool, ws: Workspace, agent: TestAgent) -> None:
     # distinctive secrets: short ones ("pw") turn up by chance in random tokens on the page
     url = "http://url-user:url-password-secret@127.0.0.1:5/a2a?key=query-secret-value"

@@ -88,7 +88,7 @@ def duration_text(seconds: float) -> str:
 
 def timeout_notice(agent: str, task_id: str, seconds: float) -> str:
     return (
-        f"{agent} gave no result for task {task_id} within {duration_text(seconds)}; "
+        f"{agent} gave no result for task {task_id} within {duration_text(seconds)} (timed out); "
         "you can check it with action=status"
     )
 

@@ -1,18 +1,23 @@
 """A task the agent no longer knows ends its watch "lost", with one notice; a passing failure never does.
 
 Against real agents on both SDKs (an agent that forgets its tasks, as one restarted with an in-memory store
-does), and against a real agent process killed and started again on the same port."""
+does), and against a real agent process of each SDK killed and started again on the same port."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from a2aconsole.core import pending
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.remote.client import Remote
 from tests.support.agent_process import agent_process
-from tests.support.js_agents import SdkAgent
+from tests.support.js_agents import JsAgentHost, SdkAgent
 from tests.support.watching import LoopbackServer, add_record, eventually, start_task
 
 LOST_NOTICE = re.compile(
@@ -105,13 +110,31 @@ async def test_passing_failures_are_not_lost(
     assert "(completed)]" in text and "released pass" in text
 
 
+@contextmanager
+def js_agent_process(log: Path, port: int = 0, **options: Any) -> Iterator[str]:
+    """A JS agent in a node process of its own, on `port` (else any free one); yields its URL, the same on each
+    start on one port (its id is fixed); the process ends on leaving."""
+    host = JsAgentHost(log, port=port)
+    try:
+        yield host.make(agent_id="restarted", **options).url
+    finally:
+        host.stop()
+
+
+@pytest.mark.parametrize("sdk", ["python", "js"])
 async def test_an_agent_process_restarted_on_its_port_has_lost_the_task(
-    workspace: Workspace, remote: Remote, clock, registry_for
+    sdk: str, workspace: Workspace, remote: Remote, clock, registry_for, tmp_path: Path
 ) -> None:
     """The issue's case end to end: a real agent process is killed while the watch follows its task (the watch
     goes on through the refused connections), then started again on the same port, knowing no task: lost."""
+
+    def process(port: int = 0) -> Any:
+        if sdk == "js":
+            return js_agent_process(tmp_path / f"agent-{port}.log", port, streaming=False, push=False)
+        return agent_process(streaming=False, push=False, **({"port": port} if port else {}))
+
     reg, delivery, sink = registry_for(workspace)
-    with agent_process(streaming=False, push=False) as url:
+    with process() as url:
         use(workspace, url)
         task = await start_task(remote, workspace, "bot", "hold restart")
         rec = await add_record(workspace, task, "bot", clock)
@@ -120,13 +143,13 @@ async def test_an_agent_process_restarted_on_its_port_has_lost_the_task(
         await clock.advance(15)
         await clock.until(lambda s: len(s) == 2)
         assert reg.snapshot()[0]["state"] == "working" and reg.snapshot()[0]["lastError"] == ""
-    port = int(url.rstrip("/").rsplit(":", 1)[1])
+    port = int(url.split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
 
     await clock.advance(30)  # the agent is down: a passing failure
     await clock.until(lambda s: len(s) == 3)
     assert "unreachable" in reg.snapshot()[0]["lastError"] and len(reg) == 1
 
-    with agent_process(streaming=False, push=False, port=port) as again:
+    with process(port) as again:
         assert again == url
         await clock.advance(60)
         [(_, text)] = await delivery.wait_for(1)

@@ -204,7 +204,9 @@ async def test_watch_timeout_delivers_notice(make_agent, workspace, remote, cloc
         assert clock.sleeps[-1] == step
         await clock.advance(step)
     [(_, text)] = await delivery.wait_for(1)
-    assert text == f"bot gave no result for task {task.id} within 10min; you can check it with action=status"
+    assert text == (
+        f"bot gave no result for task {task.id} within 10min (timed out); you can check it with action=status"
+    )
     assert pending_ids(workspace) == [] and len(reg) == 0
     assert [e.data["reason"] for e in sink.events if e.kind == "watch.ended"] == ["timeout"]
 
@@ -220,7 +222,9 @@ async def test_watch_timeout_text_says_24h(make_agent, workspace, remote, clock,
         tx.edit(tx.records[0].watch_id).started_at = two_days_ago
     await reg.start([workspace])  # restored a day after its deadline: the notice goes out at once
     [(_, text)] = await delivery.wait_for(1)
-    assert text == f"bot gave no result for task {task.id} within 24h; you can check it with action=status"
+    assert text == (
+        f"bot gave no result for task {task.id} within 24h (timed out); you can check it with action=status"
+    )
 
 
 async def test_watch_restore_from_pending_file(make_sdk_agent, workspace, remote, clock, registry_for) -> None:
