@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.agents import TestAgent
-from tests.support.browser import SHOTS, WAIT_MS, live, send, shot, task_card, width
+from tests.support.browser import WAIT_MS, element_shot, live, send, shot, task_card, width
 from tests.support.console_server import ConsoleServer
 from tests.support.js_agents import JsAgent, JsAgentHost
 
@@ -74,7 +74,7 @@ def test_a_form_is_filled_in_and_the_task_completes_with_its_values(page: Page, 
     for scheme in ("light", "dark"):
         page.emulate_media(color_scheme=scheme)
         shot(page, f"data-form-{tag}-{scheme}")
-        form.screenshot(path=str(SHOTS / f"data-form-only-{tag}-{scheme}.png"), caret="initial")
+        element_shot(form, f"data-form-only-{tag}-{scheme}")
     page.emulate_media(color_scheme="light")
     form.get_by_label("Date").fill("2026-12-05")
     form.get_by_label("Amount").fill("12.5")
@@ -94,4 +94,4 @@ def test_a_form_is_filled_in_and_the_task_completes_with_its_values(page: Page, 
     for scheme in ("light", "dark"):
         page.emulate_media(color_scheme=scheme)
         shot(page, f"data-form-answered-{tag}-{scheme}")
-        result.screenshot(path=str(SHOTS / f"data-form-echo-{tag}-{scheme}.png"), caret="initial")
+        element_shot(result, f"data-form-echo-{tag}-{scheme}")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from playwright.sync_api import Browser, BrowserContext, Locator, Page, Playwright, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Error, Locator, Page, Playwright, expect, sync_playwright
 
 from tests.support.console_server import OWNER, PASSWORD
 
@@ -69,6 +69,19 @@ def shot(page: Page, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     # caret "initial": Playwright hides a caret with an inline style, which the console's CSP refuses (an error)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True, caret="initial")
+
+
+def element_shot(element: Locator, name: str) -> None:
+    """A PNG of one element. A live page may put a fresh copy of it in place while the picture is taken (a chat
+    log's change renders it again; what was typed is kept): the locator then finds the new one."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for attempt in range(3):
+        try:
+            element.screenshot(path=str(SHOTS / f"{name}.png"), caret="initial")
+            return
+        except Error as e:
+            if "not attached to the DOM" not in str(e) or attempt == 2:
+                raise
 
 
 def send(page: Page, text: str) -> None:
