@@ -344,7 +344,11 @@ def test_the_menu_marks_the_page_and_folds_on_a_phone(page: Page, server: Consol
     toggle.click()
     expect(menu).to_be_hidden()
     page.goto("/chat/console/")  # on a phone the chat comes before the other conversations
-    chat = page.locator("section.thread").bounding_box()
-    threads = page.locator("#threads").bounding_box()
-    assert chat and threads and chat["y"] < threads["y"]
+    # measured in the page, both at once: the live render that follows the socket's opening swaps #threads in anew
+    page.wait_for_function(
+        """() => {
+            const chat = document.querySelector("section.thread"), threads = document.querySelector("#threads");
+            return chat && threads && chat.getBoundingClientRect().top < threads.getBoundingClientRect().top;
+        }"""
+    )
     assert errors == []
