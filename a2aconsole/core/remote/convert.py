@@ -77,16 +77,18 @@ def send_request(out: OutgoingMessage, history: int) -> SendMessageRequest:
     return req
 
 
+# the spec's task states by their enum, in the order of a task's life (as a filter of them lists them)
 STATE_NAMES: dict[int, str] = {
     TaskState.TASK_STATE_SUBMITTED: "submitted",
     TaskState.TASK_STATE_WORKING: "working",
+    TaskState.TASK_STATE_INPUT_REQUIRED: "input-required",
+    TaskState.TASK_STATE_AUTH_REQUIRED: "auth-required",
     TaskState.TASK_STATE_COMPLETED: "completed",
     TaskState.TASK_STATE_FAILED: "failed",
     TaskState.TASK_STATE_CANCELED: "canceled",
     TaskState.TASK_STATE_REJECTED: "rejected",
-    TaskState.TASK_STATE_INPUT_REQUIRED: "input-required",
-    TaskState.TASK_STATE_AUTH_REQUIRED: "auth-required",
 }
+TASK_STATES = tuple(STATE_NAMES.values())  # the names, as ListTasks filters by them (`Connection.list_tasks`)
 
 
 # where the lenient parse (`lenient.py`) keeps a state the agent said that no 1.0 enum names, in the metadata of

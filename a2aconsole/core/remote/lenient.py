@@ -22,15 +22,14 @@ from a2a.utils.proto_utils import parse_lenient
 from google.protobuf.json_format import ParseError
 from google.protobuf.message import Message as Proto
 
-from a2aconsole.core.remote.convert import KEPT_STATE
+from a2aconsole.core.remote.convert import KEPT_STATE, STATE_NAMES
 
 P = TypeVar("P", bound=Proto)
 
 # the members whose values are the application's, not the protocol's: copied as they are
 _APPLICATION_KEYS = frozenset({"data", "metadata"})
-_STATES = ("submitted", "working", "input-required", "completed", "canceled", "failed", "rejected", "auth-required")
 # 0.3's names (and "cancelled", as some write it) for 1.0's
-_STATE_NAMES = {s: "TASK_STATE_" + s.upper().replace("-", "_") for s in _STATES} | {
+_STATE_NAMES = {name: TaskState.Name(value) for value, name in STATE_NAMES.items()} | {
     "cancelled": "TASK_STATE_CANCELED",
     "unknown": "TASK_STATE_UNSPECIFIED",
 }

@@ -103,19 +103,6 @@ class TaskSnapshot:
         return self.status.state
 
 
-# the spec's task states, as ListTasks filters by them (`Connection.list_tasks`)
-TASK_STATES = (
-    "submitted",
-    "working",
-    "input-required",
-    "auth-required",
-    "completed",
-    "failed",
-    "canceled",
-    "rejected",
-)
-
-
 @dataclass(frozen=True, slots=True)
 class TaskPage:
     """One page of an agent's ListTasks: the tasks (status only, no history or artifacts), and the agent's token of
