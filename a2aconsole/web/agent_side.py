@@ -33,8 +33,7 @@ class AgentSide:
 
     def forget(self, e: RemoteError) -> None:
         """A call failed as a broken connection does: the pool makes a new one next time (as the tool does)."""
-        if e.kind in ("network", "protocol", "card"):
-            scope.tool().pool.forget(self.workspace, self.entry.name)
+        scope.tool().pool.forget_if_broken(self.workspace, self.entry.name, e)
 
 
 async def connect(agent: str, target_id: str) -> AgentSide:

@@ -13,9 +13,11 @@ import asyncio
 from a2aconsole.core.clock import Clock, SystemClock
 from a2aconsole.core.files import AgentEntry, AgentsFile, Signature, Workspace, file_signature
 from a2aconsole.core.remote.client import Connection, Remote
+from a2aconsole.core.remote.errors import RemoteError
 
 _Key = tuple[Workspace, str]  # (the workspace, the agent's name)
 CARD_TTL = 60.0
+BROKEN = frozenset({"network", "protocol", "card"})  # failures the connection itself may be to blame for
 
 
 def _same(a: AgentEntry, b: AgentEntry) -> bool:
@@ -93,6 +95,12 @@ class ConnectionPool:
     def forget(self, ws: Workspace, name: str) -> None:
         """Forget the agent's connection whatever it is (the tool, after a failed call)."""
         self._conns.pop((ws, name), None)
+
+    def forget_if_broken(self, ws: Workspace, name: str, e: RemoteError) -> None:
+        """After a call that failed with `e`: forget the connection when it may be to blame (`BROKEN`), so the next
+        call fetches the card and connects again."""
+        if e.kind in BROKEN:
+            self.forget(ws, name)
 
     def __len__(self) -> int:
         return len(self._conns)

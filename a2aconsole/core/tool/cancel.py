@@ -107,8 +107,7 @@ async def run(
         except RemoteError as e:
             if e.kind == "not_found":
                 raise
-            if e.kind in ("network", "protocol", "card"):
-                tool.pool.forget(workspace, entry.name)
+            tool.pool.forget_if_broken(workspace, entry.name, e)
             raise ToolError(unreachable_error(e, is_watched)) from None
         if is_terminal(task.state):
             out = await _end_watch(tool, conn, task, workspace, target, entry.name)

@@ -224,8 +224,7 @@ class A2ATool:
         try:
             reply = await conn.send(message)
         except RemoteError as e:
-            if e.kind in ("network", "protocol", "card"):
-                self.pool.forget(workspace, entry.name)
+            self.pool.forget_if_broken(workspace, entry.name, e)
             if context_id and e.kind in ("rpc", "protocol", "unsupported"):
                 busy = watched_in_context(workspace, target, entry.name, context_id)
                 if busy is not None:
