@@ -4,7 +4,7 @@ shared httpx client and its answer budget, the pool of connections, and the limi
 wing imports a2a-sdk."""
 
 from a2aconsole.core.remote.client import BINDINGS, Connection, Remote
-from a2aconsole.core.remote.convert import TASK_STATES, card_json, outgoing_message
+from a2aconsole.core.remote.convert import MAX_PAGE_TOKEN, TASK_STATES, card_json, outgoing_message
 from a2aconsole.core.remote.errors import RemoteError
 from a2aconsole.core.remote.http import new_http_client
 from a2aconsole.core.remote.limits import CallLimits
@@ -25,6 +25,7 @@ from a2aconsole.core.remote.values import (
 
 __all__ = [
     "BINDINGS",
+    "MAX_PAGE_TOKEN",
     "TASK_STATES",
     "ArtifactUpdate",
     "CallLimits",

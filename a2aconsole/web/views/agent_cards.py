@@ -177,10 +177,9 @@ def _why(i: dict[str, Any], used: dict[str, Any] | None, listed: int) -> str:
     return f"the card lists {used['binding']} first, which the console speaks"
 
 
-def speaks(entry: AgentEntry, card: dict[str, Any]) -> str:
+def speaks(rows: list[dict[str, Any]]) -> str:
     """How the console speaks to the agent, "A2A 1.0 over JSON-RPC": the protocol version and binding of the
-    interface it calls (`chosen`). "" when it calls none."""
-    rows = interfaces(entry, card)
+    interface it calls (`chosen`) of its card's `interfaces`. "" when it calls none."""
     picked = chosen(rows)
     if picked is None:
         return ""
@@ -189,9 +188,9 @@ def speaks(entry: AgentEntry, card: dict[str, Any]) -> str:
     return f"{said} over {BINDING_NAMES.get(binding, binding)}"
 
 
-def elsewhere(entry: AgentEntry, card: dict[str, Any]) -> list[str]:
-    """The origins the card points calls at that the console does not call: the owner's to decide."""
-    return sorted({i["origin"] for i in interfaces(entry, card) if not (i["own"] or i["trusted"])})
+def elsewhere(rows: list[dict[str, Any]]) -> list[str]:
+    """The origins the card's `interfaces` point calls at that the console does not call: the owner's to decide."""
+    return sorted({i["origin"] for i in rows if not (i["own"] or i["trusted"])})
 
 
 def _row(entry: AgentEntry, snap: CardSnapshot | None) -> dict[str, Any]:
@@ -199,6 +198,7 @@ def _row(entry: AgentEntry, snap: CardSnapshot | None) -> dict[str, Any]:
     card = snap.card if snap is not None else {}
     caps = card.get("capabilities") or {}
     known = bool(card)
+    rows = interfaces(entry, card)
     return {
         "name": entry.name,
         "masked_url": entry.masked_url,
@@ -209,8 +209,8 @@ def _row(entry: AgentEntry, snap: CardSnapshot | None) -> dict[str, Any]:
         "streaming": bool(caps.get("streaming")) if known else None,
         "push": bool(caps.get("pushNotifications")) if known else None,
         "version": card.get("version", ""),
-        "speaks": speaks(entry, card),
-        "elsewhere": elsewhere(entry, card),
+        "speaks": speaks(rows),
+        "elsewhere": elsewhere(rows),
         "checked_at": snap.checked_at if snap else None,
         "fetched_at": snap.fetched_at if snap else None,
         "error": snap.error if snap else "",
@@ -323,7 +323,8 @@ async def agent_detail(request: HttpRequest, name: str) -> HttpResponse:
     hidden = card_history.secrets(af.entries)
     got, _ = await fetch_and_record(str(ws.root), entry, hidden)
     card = card_history.scrubbed(got.card, hidden) if got.card is not None else None
-    info = _card_info(entry, card, got) if card is not None else None
+    rows = interfaces(entry, card) if card else []
+    info = _card_info(entry, card, got, rows) if card is not None else None
     if card is None and got.recorded:
         info = {"name": entry.name, "unreachable": got.error}
     needs_key = entry.key_missing(card) if card is not None else ""
@@ -341,8 +342,8 @@ async def agent_detail(request: HttpRequest, name: str) -> HttpResponse:
             "origin": entry.origin,
             "trusted_origins": entry.trusted_origins,
         },
-        "interfaces": interfaces(entry, card) if card else [],
-        "elsewhere": elsewhere(entry, card) if card else [],
+        "interfaces": rows,
+        "elsewhere": elsewhere(rows),
         "needs_key": needs_key,
         "info": info,
         "error": got.error if not got.recorded else None,
@@ -371,8 +372,9 @@ def _say_added(request: HttpRequest, name: str, got: Fetched, needs_key: str) ->
         messages.success(request, f"Agent {name} added.")
 
 
-def _card_info(entry: AgentEntry, card: dict[str, Any], got: Fetched) -> dict[str, Any]:
-    """The card's summary as the agent page shows it (the same facts the tool's `agents` action gives)."""
+def _card_info(entry: AgentEntry, card: dict[str, Any], got: Fetched, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The card's summary as the agent page shows it (the same facts the tool's `agents` action gives); `rows`: its
+    `interfaces`."""
     caps = card.get("capabilities") or {}
     interfaces = [i for i in card.get("supportedInterfaces") or [] if isinstance(i, dict)]
     return {
@@ -394,7 +396,7 @@ def _card_info(entry: AgentEntry, card: dict[str, Any], got: Fetched) -> dict[st
         "push": bool(caps.get("pushNotifications")),
         "extendedCard": got.extended,
         "protocolVersions": sorted({str(i["protocolVersion"]) for i in interfaces if i.get("protocolVersion")}),
-        "speaks": speaks(entry, card),
+        "speaks": speaks(rows),
         "note": got.note,
     }
 

@@ -15,14 +15,13 @@ from django.urls import reverse
 
 from a2aconsole.core.errors import A2AConsoleError
 from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.remote import TASK_STATES, RemoteError, TaskPage, TaskSnapshot
+from a2aconsole.core.remote import MAX_PAGE_TOKEN, TASK_STATES, RemoteError, TaskPage, TaskSnapshot
 from a2aconsole.core.results import is_settled, message_text
 from a2aconsole.web import agent_side, links, pending_cache, scope
 from a2aconsole.web.models import TaskRecord
 
 PAGE_SIZE = 20  # tasks a page asks of the agent
 MAX_CONTEXT = 200  # a context id as the form takes it (the task index keeps 200)
-MAX_TOKEN = 1000  # the agent's page token, as the console passes it back (`convert.MAX_PAGE_TOKEN`)
 SAID_CHARS = 160  # a status message, as a row shows it
 
 
@@ -57,7 +56,7 @@ async def page(request: HttpRequest, name: str) -> HttpResponse:
     target = (await sync_to_async(scope.console_target)()).id
     context_id = request.GET.get("context", "").strip()[:MAX_CONTEXT]
     state = request.GET.get("state", "").strip()
-    token = request.GET.get("page", "")[:MAX_TOKEN]
+    token = request.GET.get("page", "")[:MAX_PAGE_TOKEN]
     errors: list[str] = []
     if state and state not in TASK_STATES:
         errors.append(f"there is no task state {state!r}: choose one of the list")
