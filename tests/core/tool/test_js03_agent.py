@@ -5,6 +5,8 @@ about it (issue 26; the rows of docs/compat.md):
 
 - `submitted first`: a send with `blocking: false` is answered with the first event the agent publishes, the task
   `submitted` (as the SDK's samples publish it): the send's first GetTask reads the outcome.
+- `silent follow-up`: a follow-up the agent works on without publishing an event first is answered only at its
+  first event (the console's 60 s call timeout bounds the wait: past it the send fails, see the test).
 - `whole history`: GetTask with `historyLength` 0 returns the whole history (`slice(-0)`), a send's reply always
   does (its `historyLength` is not read), and GetTask without one returns none: the console reads a GetTask's
   status and artifacts only.
@@ -16,7 +18,9 @@ about it (issue 26; the rows of docs/compat.md):
   read as the agent meant them since `raw_file_bytes`; a file the console sends arrives base64-encoded once more
   (the agent's SDK reads it so), and without its name.
 - `REST errors`: `{"code": -32001, ...}` with the HTTP status: a task the agent forgot (a restart) is "does not
-  know that task", as over JSON-RPC (it read as a missing method before).
+  know that task", and its watch ends "lost", as over JSON-RPC (it read as a missing method, retried for ever).
+- `REST push delete`: the SDK's 0.3 HTTP+JSON transport has no DeleteTaskPushNotificationConfig; the console's
+  makes the call, so an ended watch's config is removed over both bindings.
 - `0.3 push`: each push body is the whole 0.3 task (`kind: "task"`); the watch confirms with GetTask.
 - `no ListTasks`: protocol 0.3 has none (-32601 at HTTP 200 over JSON-RPC, an HTML 404 over HTTP+JSON): the console
   does not ask.
@@ -231,3 +235,39 @@ async def test_no_list_tasks_is_asked(remote: Remote, js03: JsAgent) -> None:
         await conn.list_tasks()
     assert e.value.kind == "not_listing" and "A2A 0.3" in str(e.value)
     assert "ListTasks" not in js03.methods and js03.methods == []
+
+
+@pytest.mark.parametrize("rest", [False, True], ids=BINDINGS)
+async def test_a_watch_whose_task_the_agent_forgot_ends_lost(
+    workspace: Workspace, remote: Remote, make_js03_agent: Callable[..., JsAgent], rest: bool, clock, registry_for
+) -> None:
+    """The agent restarted (its in-memory store forgot the task): the polling watch ends "lost" with one notice,
+    over both bindings (over HTTP+JSON the 404 read as a missing method, retried for ever, before
+    `LenientCompatRestTransport`)."""
+    agent = make_js03_agent(rest=rest, streaming=False, push=False)
+    write_agents(workspace, entry("j3", agent))
+    reg, delivery, _ = registry_for(workspace)
+    task = await start_task(remote, workspace, "j3", "hold r")
+    await reg.arm(workspace, await add_record(workspace, task, "j3", clock))
+    await clock.until(lambda s: len(s) == 1)
+    await clock.advance(15)  # the first check: working
+    await clock.until(lambda s: len(s) == 2)
+    agent.forget()
+    await clock.advance(30)
+    [(_, text)] = await delivery.wait_for(1)
+    assert text.startswith(f'[A2A: "j3" no longer knows task {task.id[:4]}'), text
+    assert pending.read(workspace).records == [] and len(reg) == 0
+
+
+@pytest.mark.parametrize("bearer", [False, True])
+async def test_a_key_goes_as_the_0_3_card_says(
+    http, workspace: Workspace, make_js03_agent: Callable[..., JsAgent], bearer: bool
+) -> None:
+    agent = make_js03_agent(key="k-03", bearer_only=bearer)
+    write_agents(workspace, entry("j3", agent, key="k-03"))
+    done = await make_tool(http, workspace).run("send", {"agent": "j3", "message": "hello key"}, TARGET)
+    assert done.get("state") == "completed", done
+    headers = agent.requests[-1][2]
+    assert (headers.get("authorization"), headers.get("x-api-key")) == (
+        ("Bearer k-03", None) if bearer else (None, "k-03")
+    )
