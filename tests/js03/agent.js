@@ -16,7 +16,8 @@
 // `methods` names each call by its A2A 1.0 method (`tasks/get` is GetTask), as the 1.3 agent records them, so
 // a test counts calls alike on both; `wire` has the 0.3 names as sent (an unknown method as it came). Commands:
 // `hello ...` echoes, `slow N`, `hold <gate>`, `steps <n> <gate> <end>`, `ask`, `auth`, `file`, `bigfile N`,
-// `fail`, `message` (an answer `hold <gate>` to a question is worked on silently until released). It exits when
+// `fail`, `message` (an answer `hold <gate>` to a question is worked on silently until released), and this agent's
+// own `later <gate> <n>` (an n-byte file artifact once <gate> is released). It exits when
 // stdin closes or on SIGTERM/SIGINT, so a killed test run leaves no node process behind.
 
 import { randomUUID } from 'node:crypto';
@@ -262,6 +263,15 @@ class TestAgent {
       up.artifact('result', [textPart(`released ${rest}`)]);
       this.finishing.add(ctx.taskId);
       up.status('completed', `released ${rest}`);
+    } else if (word === 'later') {
+      // `later <gate> <n>`: working until <gate>, then a file artifact of n bytes of `later\n` (no base64 text,
+      // which HTTP+JSON could not tell from a2a-sdk 0.3's encoding: lenient.raw_file_bytes)
+      const [gate, size] = rest.split(' ');
+      up.status('working', `holding ${gate}`);
+      await waitOrAbort(signal, undefined, this.gate(gate).promise);
+      up.artifact('big', [{ kind: 'file', file: { bytes: Buffer.alloc(Number(size), 'later\n').toString('base64'),
+        mimeType: 'application/octet-stream', name: 'big.bin' } }]);
+      up.status('completed', 'big file attached');
     } else if (word === 'steps') {
       // `steps <n> <gate> <end>`: after <gate>, n status messages "working i/n" (state working), then <end>
       const [n, gate, end] = rest.split(' ');

@@ -60,6 +60,18 @@ def _keep(answer: dict[str, Any]) -> None:
         kept.append(answer)
 
 
+def last_message_for_none(request: GetTaskRequest) -> GetTaskRequest:
+    """A 0.3 GetTask asking no history (`historyLength` 0) asks for the last message instead: 0.3 agents read 0 as
+    the whole history (@a2a-js/sdk 0.3 slices by `-0`, a2a-sdk 0.3 and fasta2a cut only for more than 0), and a
+    conversation's files in it could outgrow the answer budget and end a watch over a small result. 1.0 has "none"."""
+    if not request.HasField("history_length") or request.history_length != 0:
+        return request
+    asked = GetTaskRequest()
+    asked.CopyFrom(request)
+    asked.history_length = 1
+    return asked
+
+
 class _SecondChance:
     """What both lenient transports add to the SDK's: the raw answer of a call kept (`_send_request`), and parsed
     leniently (`parse_answer`) when the SDK's strict parse refuses it. The call is not made again: a send is sent
@@ -199,7 +211,7 @@ class LenientCompatJsonRpcTransport(CompatJsonRpcTransport):
         return await self._again(functools.partial(super().send_message, request, context=context))
 
     async def get_task(self, request: GetTaskRequest, *, context: ClientCallContext | None = None) -> Task:
-        return await self._again(functools.partial(super().get_task, request, context=context))
+        return await self._again(functools.partial(super().get_task, last_message_for_none(request), context=context))
 
     async def cancel_task(self, request: CancelTaskRequest, *, context: ClientCallContext | None = None) -> Task:
         return await self._again(functools.partial(super().cancel_task, request, context=context))
@@ -287,6 +299,9 @@ class LenientCompatRestTransport(CompatRestTransport):
 
     async def _send_request(self, request: httpx.Request) -> dict[str, Any]:
         return raw_file_bytes(await super()._send_request(request))  # type: ignore[no-any-return]
+
+    async def get_task(self, request: GetTaskRequest, *, context: ClientCallContext | None = None) -> Task:
+        return await super().get_task(last_message_for_none(request), context=context)
 
     def _handle_http_error(self, e: httpx.HTTPStatusError) -> NoReturn:
         with contextlib.suppress(httpx.StreamClosed, httpx.ResponseNotRead, ValueError):

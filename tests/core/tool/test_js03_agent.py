@@ -10,8 +10,9 @@ about it (issue 26; the rows of docs/compat.md):
 - `silent follow-up`: a follow-up the agent works on without publishing an event first is answered only at its
   first event: past the send's wait the console reads the task (it holds the answer sent) and watches it.
 - `whole history`: GetTask with `historyLength` 0 returns the whole history (`slice(-0)`), a send's reply always
-  does (its `historyLength` is not read), and GetTask without one returns none: the console reads a GetTask's
-  status and artifacts only.
+  does (its `historyLength` is not read), and GetTask without one returns none: the console asks 1 of 0.3 agents
+  where it means none (`transports.last_message_for_none`), so the files of a conversation do not push a result
+  over the answer budget.
 - `snapshot only`: a subscription to a task with no execution running (a question asked, a task finished) is its
   snapshot, then the end of the stream: the watch takes the snapshot's state.
 - `cancel`: an interrupted task is canceled by the SDK itself ("Task cancellation requested by user."); a finished
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +44,7 @@ from a2aconsole.core.files import AgentEntry
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.remote.client import Connection, Remote
 from a2aconsole.core.remote.errors import RemoteError
+from a2aconsole.core.remote.http import new_http_client
 from a2aconsole.core.watches.registry import WatchRegistry
 from tests.support.agents import PDF_BYTES
 from tests.support.clock import FakeClock
@@ -114,15 +117,38 @@ async def test_rest_a_file_sent_arrives_encoded_once_more(http, workspace: Works
         assert base64.b64decode(got["bytes"]) == sent and got["name"] == "a.bin"
 
 
-async def test_whole_history_on_history_length_0(remote: Remote, workspace: Workspace, js03: JsAgent) -> None:
+async def test_whole_history_is_not_asked(remote: Remote, workspace: Workspace, js03: JsAgent) -> None:
     task = await start_task(remote, workspace, "j3", "hello history")
     assert len(task.history_ids) == 1  # the send's reply: the submitted task, with the message sent
     conn = await remote.connect(AgentEntry(name="j3", url=js03.url))
     await eventually(lambda: _in_state(conn, task.id, "completed"), what="the task to complete")
-    asked_none = await conn._get_task(task.id, 0)  # what `get_task` asks: 0.3 has no "none"
-    assert len(asked_none.history) == 2 and asked_none.artifacts[0].name == "result"
+    asked_none = await conn._get_task(task.id, 0)  # what `get_task` asks: 0.3 reads 0 as all, so 1 is asked
+    assert len(asked_none.history) == 1 and asked_none.artifacts[0].name == "result"
     raw = await conn.get_task_json(task.id)  # no historyLength: this SDK then sends none
     assert raw.get("history", []) == [] and raw["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_a_result_beside_the_files_sent_is_read_within_the_budget(workspace: Workspace, js03: JsAgent) -> None:
+    """A task whose history holds a file the user sent, and whose result is a file as big: the whole history and the
+    result together are over the answer budget (each alone is within it). Before the console asked `historyLength`
+    1 of 0.3 agents, every GetTask of the task was refused as too big and its watch ended without the result."""
+    clock = FakeClock()
+    (workspace.root / "brief.bin").write_bytes(b"s" * 30_000)
+    async with contextlib.AsyncExitStack() as stack:
+        http = new_http_client(64 * 1024)
+        stack.push_async_callback(http.aclose)
+        tool = make_tool(http, workspace, clock=clock)
+        sent = await _past_the_wait(tool, clock, {"agent": "j3", "message": "later g2 30000", "files": ["brief.bin"]})
+        assert sent.get("state") == "working", sent
+        js03.release("g2")
+
+        async def done() -> dict[str, Any]:
+            status = await tool.run("status", {"agent": "j3", "taskId": sent["taskId"]}, TARGET)
+            return status if status.get("state") == "completed" or "error" in status else {}
+
+        status = await eventually(done, what="the result")
+        assert "error" not in status, status
+        assert (workspace.root / status["files"][0]).read_bytes() == (b"later\n" * 5000)
 
 
 async def test_multi_turn_question_and_answer(http, workspace: Workspace, js03: JsAgent) -> None:
