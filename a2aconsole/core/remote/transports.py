@@ -72,6 +72,15 @@ def last_message_for_none(request: GetTaskRequest) -> GetTaskRequest:
     return asked
 
 
+def _v03_http_args(context: ClientCallContext | None) -> dict[str, Any]:
+    """A 0.3 call's httpx arguments, as the SDK's 0.3 transports make them (the version and extension headers)."""
+    http_kwargs = get_http_args(context)
+    http_kwargs.setdefault("headers", {})
+    http_kwargs["headers"][VERSION_HEADER.lower()] = PROTOCOL_VERSION_0_3
+    add_legacy_extension_header(http_kwargs["headers"])
+    return http_kwargs
+
+
 class _SecondChance:
     """What both lenient transports add to the SDK's: the raw answer of a call kept (`_send_request`), and parsed
     leniently (`parse_answer`) when the SDK's strict parse refuses it. The call is not made again: a send is sent
@@ -219,13 +228,18 @@ class LenientCompatJsonRpcTransport(CompatJsonRpcTransport):
     async def _send_stream_request(
         self, json_data: dict[str, Any], context: ClientCallContext | None = None
     ) -> AsyncGenerator[StreamResponse]:
-        """The SDK's 0.3 stream reading, each event read again with its timestamps mended when refused."""
-        http_kwargs = get_http_args(context)
-        http_kwargs.setdefault("headers", {})
-        http_kwargs["headers"][VERSION_HEADER.lower()] = PROTOCOL_VERSION_0_3
-        add_legacy_extension_header(http_kwargs["headers"])
+        """The SDK's 0.3 stream reading, each event read again with its timestamps mended when refused. An error
+        the agent sends as an SSE `error` event (@a2a-js/sdk 0.3 opens the stream before it knows the task) is
+        read as the JSON-RPC error in it, as the SDK's 1.0 transport reads one: a task the agent no longer knows
+        ends its watch rather than read as a failed stream, retried."""
         async for sse_data in send_http_stream_request(
-            self.httpx_client, "POST", self.url, self._handle_http_error, json=json_data, **http_kwargs
+            self.httpx_client,
+            "POST",
+            self.url,
+            self._handle_http_error,
+            self._sse_error,
+            json=json_data,
+            **_v03_http_args(context),
         ):
             data = _json_event(sse_data, "Invalid JSON-RPC response in SSE stream")
             if "error" in data:
@@ -239,6 +253,12 @@ class LenientCompatJsonRpcTransport(CompatJsonRpcTransport):
                 event = _compat_event(mended_times(result))
             if event is not None:
                 yield event
+
+    def _sse_error(self, sse_data: str) -> NoReturn:
+        data = _json_event(sse_data, "Invalid JSON-RPC error event in SSE stream")
+        if isinstance(data, dict) and isinstance(data.get("error"), dict):
+            raise self._create_jsonrpc_error(data["error"])
+        raise A2AClientError(f"SSE stream error: {sse_data[:300]}")
 
 
 _COMPAT_EVENTS: dict[str, Any] = {
@@ -265,15 +285,6 @@ def _compat_event(result: dict[str, Any]) -> StreamResponse | None:
     return conversions.to_core_stream_response(
         types_v03.SendStreamingMessageSuccessResponse(result=model.model_validate(result))
     )
-
-
-def _v03_http_args(context: ClientCallContext | None) -> dict[str, Any]:
-    """A 0.3 call's httpx arguments, as the SDK's 0.3 transports make them (the version and extension headers)."""
-    http_kwargs = get_http_args(context)
-    http_kwargs.setdefault("headers", {})
-    http_kwargs["headers"][VERSION_HEADER.lower()] = PROTOCOL_VERSION_0_3
-    add_legacy_extension_header(http_kwargs["headers"])
-    return http_kwargs
 
 
 _ERRORS_BY_CODE = {code: error for error, code in JSON_RPC_ERROR_CODE_MAP.items()}

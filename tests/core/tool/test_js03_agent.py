@@ -24,6 +24,10 @@ about it (issue 26; the rows of docs/compat.md):
   know that task", and its watch ends "lost", as over JSON-RPC (it read as a missing method, retried for ever).
 - `REST push delete`: the SDK's 0.3 HTTP+JSON transport has no DeleteTaskPushNotificationConfig; the console's
   makes the call, so an ended watch's config is removed over both bindings.
+- `subscribe errors`: a subscription the agent refuses (a task it forgot) is an SSE `error` event in an open
+  stream over JSON-RPC (read as its JSON-RPC error since `LenientCompatJsonRpcTransport._sse_error`: the watch
+  ends at once), and HTTP 500 "Bug: toJson serializer ..." over HTTP+JSON (the SDK's own bug: the console
+  retries the stream, then polls, and GetTask's 404 ends the watch).
 - `0.3 push`: each push body is the whole 0.3 task (`kind: "task"`); the watch confirms with GetTask.
 - `no ListTasks`: protocol 0.3 has none (-32601 at HTTP 200 over JSON-RPC, an HTML 404 over HTTP+JSON): the console
   does not ask.
@@ -293,6 +297,45 @@ async def test_a_watch_whose_task_the_agent_forgot_ends_lost(
     [(_, text)] = await delivery.wait_for(1)
     assert text.startswith(f'[A2A: "j3" no longer knows task {task.id[:4]}'), text
     assert pending.read(workspace).records == [] and len(reg) == 0
+
+
+async def test_a_subscription_to_a_task_the_agent_forgot_ends_lost(
+    workspace: Workspace, remote: Remote, make_js03_agent: Callable[..., JsAgent], clock, registry_for
+) -> None:
+    """Restored by subscribe after the agent restarted: the SDK answers with the stream already open, its error
+    (-32001) an SSE `error` event, which the console read as a failed stream, retried, before
+    `LenientCompatJsonRpcTransport` read the error in it. The watch ends at once."""
+    agent = make_js03_agent(push=False)
+    write_agents(workspace, entry("j3", agent))
+    task = await start_task(remote, workspace, "j3", "hold q")
+    await add_record(workspace, task, "j3", clock, source="subscribe")
+    agent.forget()
+    reg, delivery, _ = registry_for(workspace)
+    await reg.start([workspace])
+    [(_, text)] = await delivery.wait_for(1)
+    assert text.startswith(f'[A2A: "j3" no longer knows task {task.id[:4]}'), text
+    assert agent.methods == ["SendMessage", "SubscribeToTask", "GetTask"] and clock.monotonic() == 0
+
+
+async def test_rest_a_subscription_to_a_task_the_agent_forgot_fails_until_polled(
+    workspace: Workspace, remote: Remote, make_js03_agent: Callable[..., JsAgent], clock, registry_for
+) -> None:
+    """Over HTTP+JSON the SDK answers a subscription it refuses before the first event with HTTP 500 ("Bug: toJson
+    serializer and body must be provided", its own bug) whatever the error: the console retries the stream as
+    after any failure, then polls, and GetTask's 404 ends the watch."""
+    agent = make_js03_agent(rest=True, push=False)
+    write_agents(workspace, entry("j3", agent))
+    task = await start_task(remote, workspace, "j3", "hold q")
+    await add_record(workspace, task, "j3", clock, source="subscribe")
+    agent.forget()
+    reg, delivery, _ = registry_for(workspace)
+    await reg.start([workspace])
+    for pause in (5.0, 15.0):  # the stream's retries after its failures
+        await clock.until(lambda s, pause=pause: pause in s)
+        await clock.advance(pause)
+    [(_, text)] = await delivery.wait_for(1)
+    assert text.startswith(f'[A2A: "j3" no longer knows task {task.id[:4]}'), text
+    assert agent.methods == ["SendMessage", *["SubscribeToTask"] * 3, "GetTask"]
 
 
 @pytest.mark.parametrize("bearer", [False, True])
