@@ -163,6 +163,9 @@ async def test_multi_turn_question_and_answer(http, workspace: Workspace, js03: 
     answer = await tool.run("send", {**follow_up, "message": "red"}, TARGET)
     assert answer.get("state") == "completed" and answer["text"] == "got answer: red", answer
     assert answer["taskId"] == asked["taskId"] and "newTask" not in answer
+    # a follow-up to the finished task: refused as an invalid request (-32600), in the agent's words
+    again = await tool.run("send", {**follow_up, "message": "blue"}, TARGET)
+    assert "is in a terminal state (completed) and cannot be modified" in again.get("error", ""), again
 
 
 async def test_silent_follow_up_is_read_from_its_task_at_the_end_of_the_wait(
