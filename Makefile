@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JS := tests/js
 JS_STAMP := $(JS)/node_modules/.installed
+JS03 := tests/js03
+JS03_STAMP := $(JS03)/node_modules/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
@@ -23,6 +25,11 @@ $(JS_STAMP): $(JS)/package-lock.json $(JS)/package.json
 	npm ci --prefix $(JS) --no-audit --no-fund --loglevel=error
 	touch $(JS_STAMP)
 
+# The same SDK's last 0.3 release (protocol 0.3 agents), in its own directory and lock file.
+$(JS03_STAMP): $(JS03)/package-lock.json $(JS03)/package.json
+	npm ci --prefix $(JS03) --no-audit --no-fund --loglevel=error
+	touch $(JS03_STAMP)
+
 # `serve` applies migrations, creates ./workspace and prints the first-run link; Ctrl-C stops it.
 run: $(STAMP)
 	$(BIN)/python manage.py serve --host $(HOST) --port $(PORT)
@@ -37,7 +44,7 @@ lint: $(STAMP)
 	$(BIN)/lint-imports --no-cache
 
 # Two workers (both cores); the tests that share Redis and PostgreSQL run on one (tests/conftest.py).
-test: $(STAMP) $(JS_STAMP) chromium lint
+test: $(STAMP) $(JS_STAMP) $(JS03_STAMP) chromium lint
 	$(BIN)/python -m pytest -q -n 2
 
 bench: $(STAMP)
@@ -48,4 +55,4 @@ screenshots: $(STAMP) chromium
 	$(BIN)/python -m tests.support.screenshots
 
 clean:
-	rm -rf $(VENV) test-output $(JS)/node_modules
+	rm -rf $(VENV) test-output $(JS)/node_modules $(JS03)/node_modules

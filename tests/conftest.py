@@ -4,6 +4,7 @@
 are parametrized over both SDKs, with the same interface, for the wire tests that must hold on both:
 "python", "js" (npm `@a2a-js/sdk` agents served by one node process per session, tests/support/js_agents.py)
 and "js-rest" (the same agents with an HTTP+JSON card, so the REST binding is on the wire too).
+`make_js03_agent` gives agents on `@a2a-js/sdk` 0.3 (protocol 0.3), served the same way.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.remote.client import Remote
 from tests.support.agents import AgentOptions, TestAgent
 from tests.support.fasta2a_agents import Fasta2aAgent
-from tests.support.js_agents import JsAgent, JsAgentHost
+from tests.support.js_agents import JS03, JsAgent, JsAgentHost
 from tests.support.worker_env import open_remote
 
 SDKS = ["python", "js", "js-rest"]  # test ids: test_x[python], test_x[js], test_x[js-rest]
@@ -115,6 +116,30 @@ def make_js_agent(js_host: JsAgentHost) -> Iterator[Callable[..., JsAgent]]:
 
     def make(**options: Any) -> JsAgent:
         agent = js_host.make(**options)
+        made.append(agent)
+        return agent
+
+    yield make
+    for a in made:
+        a.stop()
+
+
+@pytest.fixture(scope="session")
+def js03_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JsAgentHost]:
+    """The node process serving `@a2a-js/sdk` 0.3 agents (protocol 0.3), once per session."""
+    host = JsAgentHost(tmp_path_factory.mktemp("js03-agent") / "agent.log", sdk=JS03)
+    yield host
+    host.stop()
+
+
+@pytest.fixture
+def make_js03_agent(js03_host: JsAgentHost) -> Iterator[Callable[..., JsAgent]]:
+    """Make `@a2a-js/sdk` 0.3 agents with the Python agent's options (`rest=True`: an HTTP+JSON card); all are
+    dropped afterwards."""
+    made: list[JsAgent] = []
+
+    def make(**options: Any) -> JsAgent:
+        agent = js03_host.make(**options)
         made.append(agent)
         return agent
 

@@ -1,10 +1,11 @@
-"""Real A2A agents on the second SDK: npm `@a2a-js/sdk`, served by tests/js/agent.js in one node process.
+"""Real A2A agents on the second SDK: npm `@a2a-js/sdk`, served by tests/js/agent.js (1.3) or tests/js03/agent.js
+(0.3, protocol 0.3) in one node process each.
 
-The process is started once per test session (`JsAgentHost`); each test makes its own agents in it over a
-small control API (a path prefix, card, task store and recordings per agent) and drops them afterwards, so
-a `JsAgent` looks to a test like the Python `TestAgent`: `url`, `received`, `requests`, `methods`,
-`finished`, `release(gate)`, `stop()`. The command language is the same (`hello`, `slow N`, `hold <gate>`,
-`ask`, `auth`, `file`, `bigfile N`, `fail`, `message`).
+The process is started once per test session (`JsAgentHost`, given the SDK: `JS13` or `JS03`); each test makes its
+own agents in it over a small control API (a path prefix, card, task store and recordings per agent) and drops
+them afterwards, so a `JsAgent` looks to a test like the Python `TestAgent`: `url`, `received`, `requests`,
+`methods`, `finished`, `release(gate)`, `stop()`. The command language is the same (`hello`, `slow N`,
+`hold <gate>`, `ask`, `auth`, `file`, `bigfile N`, `fail`, `message`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import selectors
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,21 +28,53 @@ START_TIMEOUT = 20.0
 _UNSUPPORTED = ("drop_streams", "legacy", "one_task_per_context", "port", "card_path", "naive_times")
 
 
+@dataclass(frozen=True)
+class JsSdk:
+    """One `@a2a-js/sdk` release's test agent: its directory (package.json, lock file, agent.js), the Python
+    agent's options it does not offer, and the name its agents give as `JsAgent.sdk`."""
+
+    directory: Path
+    unsupported: tuple[str, ...]
+    name: str
+
+
+JS13 = JsSdk(JS_DIR, _UNSUPPORTED, "js")
+# the 0.3 agent: a plain 0.3 card and handler, as that SDK's samples make one (no ListTasks in protocol 0.3)
+JS03 = JsSdk(
+    JS_DIR.parent / "js03",
+    (
+        *_UNSUPPORTED,
+        "extended",
+        "interface_url",
+        "decoy_interface",
+        "safe_push_urls",
+        "list_tasks",
+        "cancel_answer",
+        "chunked",
+        "gzip_calls",
+    ),
+    "js03",
+)
+
+
 class JsAgentHost:
     """The node process serving JS agents on 127.0.0.1; it exits when its stdin closes (even if we die)."""
 
-    def __init__(self, log_path: Path, port: int = 0) -> None:
-        """`port`: the one to listen on (a host started again where one stopped), else any free one."""
+    def __init__(self, log_path: Path, port: int = 0, sdk: JsSdk = JS13) -> None:
+        """`port`: the one to listen on (a host started again where one stopped), else any free one; `sdk`: the
+        release whose agent it runs."""
         node = shutil.which("node")
         if node is None:
             raise RuntimeError("node is not installed: the JS test agents need Node 20 (apt-get install nodejs)")
-        if not (JS_DIR / "node_modules" / "@a2a-js" / "sdk").is_dir():
-            raise RuntimeError(f"the JS agent's packages are missing: run `npm ci --prefix {JS_DIR}` (make test does)")
+        here = sdk.directory
+        if not (here / "node_modules" / "@a2a-js" / "sdk").is_dir():
+            raise RuntimeError(f"the JS agent's packages are missing: run `npm ci --prefix {here}` (make test does)")
+        self.sdk = sdk
         self.log_path = log_path
         self._log = log_path.open("wb")
         self.proc = subprocess.Popen(
-            [node, str(JS_DIR / "agent.js")],
-            cwd=JS_DIR,
+            [node, str(here / "agent.js")],
+            cwd=here,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,
@@ -78,9 +112,9 @@ class JsAgentHost:
         `agent_id`: its id, so its URL, where a restarted host must serve it again (else a new one)."""
         opts = AgentOptions(**options)  # a typo in an option name fails here
         default = AgentOptions()
-        used = [name for name in _UNSUPPORTED if getattr(opts, name) != getattr(default, name)]
+        used = [name for name in self.sdk.unsupported if getattr(opts, name) != getattr(default, name)]
         if used:
-            raise ValueError(f"the JS test agent does not offer {', '.join(used)}")
+            raise ValueError(f"the {self.sdk.name} test agent does not offer {', '.join(used)}")
         body = {
             "name": opts.name,
             "description": opts.description,
@@ -126,10 +160,10 @@ class JsAgent:
     """One agent in the JS host; its recordings are read from the process on each access."""
 
     __test__ = False
-    sdk = "js"
 
     def __init__(self, host: JsAgentHost, agent_id: str, url: str, options: AgentOptions) -> None:
         self.host, self.id, self.url, self.options = host, agent_id, url, options
+        self.sdk = host.sdk.name  # "js", "js03"
         self._cancel_answer = options.cancel_answer
 
     def __repr__(self) -> str:
@@ -152,6 +186,11 @@ class JsAgent:
     @property
     def methods(self) -> list[str]:
         return list(self._state()["methods"])
+
+    @property
+    def wire_methods(self) -> list[str]:
+        """The methods as they came on the wire (the 0.3 agent's `tasks/get`; the 1.3 agent records none)."""
+        return list(self._state().get("wire", []))
 
     @property
     def finished(self) -> list[str]:

@@ -298,6 +298,12 @@ class Connection:
         sent is in it) and could outgrow the answer budget, ending a watch over a small result."""
         return task_snapshot(await self._get_task(task_id, 0), history=False)
 
+    async def task_holding(self, task_id: str, message_id: str) -> TaskSnapshot | None:
+        """GetTask: the task when its last FOLLOW_UP_HISTORY messages hold the message `message_id` (the agent has
+        it), else None; read as a follow-up's reply is (`send`), history and all."""
+        task = task_snapshot(await self._get_task(task_id, FOLLOW_UP_HISTORY))
+        return task if message_id in task.history_ids else None
+
     async def get_task_json(self, task_id: str) -> dict[str, Any]:
         """GetTask, the task as the agent's JSON says it (what the console's task page shows raw)."""
         return task_json(await self._get_task(task_id, None))

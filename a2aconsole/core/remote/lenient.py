@@ -14,6 +14,8 @@ The transports that give every answer this second chance: `transports.py`.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -79,6 +81,44 @@ def mended_times(answer: Any) -> Any:
     """A protocol 0.3 answer with its timestamps mended (`mended`'s rule): 0.3 names no zone for them, which the
     SDK's conversion to 1.0 refuses; its enums are 0.3's own, and left as they are."""
     return _mended(answer, enums=False)
+
+
+def _base64_text(data: bytes) -> bool:
+    """True when `data` is strict base64 text (its alphabet only, padded): what a2a-sdk 0.3 puts in a file's bytes."""
+    try:
+        base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def _file_bytes(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_file_bytes(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: v if k in _APPLICATION_KEYS else _file_bytes(v) for k, v in value.items()}
+    for key in ("fileWithBytes", "file_with_bytes"):
+        said = out.get(key)
+        if not isinstance(said, str) or not said:
+            continue
+        try:
+            once = base64.b64decode(said)
+        except (binascii.Error, ValueError):
+            continue  # not base64 at all: the SDK's reading says so
+        if not _base64_text(once):
+            out[key] = base64.b64encode(said.encode("ascii")).decode("ascii")
+    return out
+
+
+def raw_file_bytes(answer: Any) -> Any:
+    """A protocol 0.3 HTTP+JSON answer whose files' bytes are read as the agent wrote them. The 0.3 proto's
+    `fileWithBytes` is a bytes field (base64 in JSON): `@a2a-js/sdk` 0.3 puts the file's bytes there, a2a-sdk 0.3 the
+    base64 text of them (encoded twice on the wire), and the SDK's 0.3 reading decodes twice, so every file from a
+    JS agent failed the whole answer (`Incorrect padding`) or, worse, read as other bytes. Bytes that decode once to
+    no base64 text are the file itself, and are wrapped as a2a-sdk 0.3 writes them; a file that is itself base64
+    text reads as a2a-sdk 0.3's (the one case the two cannot be told apart)."""
+    return _file_bytes(answer)
 
 
 def parse_answer(answer: Any, message: P) -> P:

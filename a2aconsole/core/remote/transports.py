@@ -4,23 +4,26 @@ sent once, its raw answer kept for the second reading.
 
 `LenientJsonRpcTransport` and `LenientRestTransport` (protocol 1.0) read the mended answer with `parse_answer`;
 `LenientCompatJsonRpcTransport` (protocol 0.3, older fasta2a and pydantic-ai agents among them) has the SDK's
-own 0.3 reading read it again. `lenient_factory` is the SDK's `ClientFactory` making them, which
-`client.Connection` uses.
+own 0.3 reading read it again. `LenientCompatRestTransport` (protocol 0.3 over HTTP+JSON) reads the files and the
+errors of `@a2a-js/sdk` 0.3 agents, which the SDK's 0.3 reading misreads. `lenient_factory` is the SDK's
+`ClientFactory` making them, which `client.Connection` uses.
 """
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import json
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
+import httpx
 from a2a.client import ClientCallContext, ClientConfig, ClientFactory
 from a2a.client.errors import A2AClientError
 from a2a.client.transports import ClientTransport, JsonRpcTransport, RestTransport
-from a2a.client.transports.http_helpers import get_http_args, send_http_stream_request
-from a2a.compat.v0_3 import conversions
+from a2a.client.transports.http_helpers import get_http_args, handle_http_exceptions, send_http_stream_request
+from a2a.compat.v0_3 import a2a_v0_3_pb2, conversions, proto_utils
 from a2a.compat.v0_3 import types as types_v03
 from a2a.compat.v0_3.extension_headers import add_legacy_extension_header
 from a2a.compat.v0_3.jsonrpc_transport import CompatJsonRpcTransport
@@ -29,6 +32,7 @@ from a2a.compat.v0_3.versions import is_legacy_version
 from a2a.types import (
     AgentCard,
     CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
     GetTaskRequest,
     SendMessageRequest,
     SendMessageResponse,
@@ -36,10 +40,11 @@ from a2a.types import (
     Task,
 )
 from a2a.utils.constants import PROTOCOL_VERSION_0_3, VERSION_HEADER
-from google.protobuf.json_format import ParseError
+from a2a.utils.errors import JSON_RPC_ERROR_CODE_MAP
+from google.protobuf.json_format import ParseDict, ParseError
 from google.protobuf.message import Message as Proto
 
-from a2aconsole.core.remote.lenient import keep_states, mended_times, parse_answer
+from a2aconsole.core.remote.lenient import keep_states, mended_times, parse_answer, raw_file_bytes
 
 P = TypeVar("P", bound=Proto)
 
@@ -53,6 +58,27 @@ def _keep(answer: dict[str, Any]) -> None:
     kept = _ANSWERS.get(None)
     if kept is not None:
         kept.append(answer)
+
+
+def last_message_for_none(request: GetTaskRequest) -> GetTaskRequest:
+    """A 0.3 GetTask asking no history (`historyLength` 0) asks for the last message instead: 0.3 agents read 0 as
+    the whole history (@a2a-js/sdk 0.3 slices by `-0`, a2a-sdk 0.3 and fasta2a cut only for more than 0), and a
+    conversation's files in it could outgrow the answer budget and end a watch over a small result. 1.0 has "none"."""
+    if not request.HasField("history_length") or request.history_length != 0:
+        return request
+    asked = GetTaskRequest()
+    asked.CopyFrom(request)
+    asked.history_length = 1
+    return asked
+
+
+def _v03_http_args(context: ClientCallContext | None) -> dict[str, Any]:
+    """A 0.3 call's httpx arguments, as the SDK's 0.3 transports make them (the version and extension headers)."""
+    http_kwargs = get_http_args(context)
+    http_kwargs.setdefault("headers", {})
+    http_kwargs["headers"][VERSION_HEADER.lower()] = PROTOCOL_VERSION_0_3
+    add_legacy_extension_header(http_kwargs["headers"])
+    return http_kwargs
 
 
 class _SecondChance:
@@ -194,7 +220,7 @@ class LenientCompatJsonRpcTransport(CompatJsonRpcTransport):
         return await self._again(functools.partial(super().send_message, request, context=context))
 
     async def get_task(self, request: GetTaskRequest, *, context: ClientCallContext | None = None) -> Task:
-        return await self._again(functools.partial(super().get_task, request, context=context))
+        return await self._again(functools.partial(super().get_task, last_message_for_none(request), context=context))
 
     async def cancel_task(self, request: CancelTaskRequest, *, context: ClientCallContext | None = None) -> Task:
         return await self._again(functools.partial(super().cancel_task, request, context=context))
@@ -202,13 +228,18 @@ class LenientCompatJsonRpcTransport(CompatJsonRpcTransport):
     async def _send_stream_request(
         self, json_data: dict[str, Any], context: ClientCallContext | None = None
     ) -> AsyncGenerator[StreamResponse]:
-        """The SDK's 0.3 stream reading, each event read again with its timestamps mended when refused."""
-        http_kwargs = get_http_args(context)
-        http_kwargs.setdefault("headers", {})
-        http_kwargs["headers"][VERSION_HEADER.lower()] = PROTOCOL_VERSION_0_3
-        add_legacy_extension_header(http_kwargs["headers"])
+        """The SDK's 0.3 stream reading, each event read again with its timestamps mended when refused. An error
+        the agent sends as an SSE `error` event (@a2a-js/sdk 0.3 opens the stream before it knows the task) is
+        read as the JSON-RPC error in it, as the SDK's 1.0 transport reads one: a task the agent no longer knows
+        ends its watch rather than read as a failed stream, retried."""
         async for sse_data in send_http_stream_request(
-            self.httpx_client, "POST", self.url, self._handle_http_error, json=json_data, **http_kwargs
+            self.httpx_client,
+            "POST",
+            self.url,
+            self._handle_http_error,
+            self._sse_error,
+            json=json_data,
+            **_v03_http_args(context),
         ):
             data = _json_event(sse_data, "Invalid JSON-RPC response in SSE stream")
             if "error" in data:
@@ -222,6 +253,12 @@ class LenientCompatJsonRpcTransport(CompatJsonRpcTransport):
                 event = _compat_event(mended_times(result))
             if event is not None:
                 yield event
+
+    def _sse_error(self, sse_data: str) -> NoReturn:
+        data = _json_event(sse_data, "Invalid JSON-RPC error event in SSE stream")
+        if isinstance(data, dict) and isinstance(data.get("error"), dict):
+            raise self._create_jsonrpc_error(data["error"])
+        raise A2AClientError(f"SSE stream error: {sse_data[:300]}")
 
 
 _COMPAT_EVENTS: dict[str, Any] = {
@@ -250,10 +287,70 @@ def _compat_event(result: dict[str, Any]) -> StreamResponse | None:
     )
 
 
+_ERRORS_BY_CODE = {code: error for error, code in JSON_RPC_ERROR_CODE_MAP.items()}
+
+
+class LenientCompatRestTransport(CompatRestTransport):
+    """The SDK's 0.3 HTTP+JSON transport, reading what `@a2a-js/sdk` 0.3 agents write as they mean it: the bytes
+    of a file (`raw_file_bytes`), and an error as `{"code": -32001, "message": ...}` (the JSON-RPC code), which the
+    SDK's reading, looking for a `type`, took for a bare HTTP status: a task the agent no longer knows (404) read as
+    a method it lacks, and a finished task's refused cancel (409) as an agent that could not be reached. It also
+    deletes a push config (the SDK's 0.3 transport has no delete), so an ended watch's config is not left behind."""
+
+    async def delete_task_push_notification_config(
+        self, request: DeleteTaskPushNotificationConfigRequest, *, context: ClientCallContext | None = None
+    ) -> None:
+        http_kwargs = _v03_http_args(context)
+        path = f"/v1/tasks/{request.task_id}/pushNotificationConfigs/{request.id}"
+        with handle_http_exceptions(self._handle_http_error):
+            response = await self.httpx_client.send(
+                self.httpx_client.build_request("DELETE", self.url + path, **http_kwargs)
+            )
+            response.raise_for_status()
+
+    async def _send_request(self, request: httpx.Request) -> dict[str, Any]:
+        return raw_file_bytes(await super()._send_request(request))  # type: ignore[no-any-return]
+
+    async def get_task(self, request: GetTaskRequest, *, context: ClientCallContext | None = None) -> Task:
+        return await super().get_task(last_message_for_none(request), context=context)
+
+    def _handle_http_error(self, e: httpx.HTTPStatusError) -> NoReturn:
+        with contextlib.suppress(httpx.StreamClosed, httpx.ResponseNotRead, ValueError):
+            e.response.read()
+            said = e.response.json()
+            code = said.get("code") if isinstance(said, dict) else None
+            error = _ERRORS_BY_CODE.get(code) if isinstance(code, int) and not isinstance(code, bool) else None
+            if error is not None:
+                message = said.get("message")
+                raise error(message if isinstance(message, str) else f"HTTP {e.response.status_code}") from e
+        super()._handle_http_error(e)
+
+    async def _send_stream_request(
+        self,
+        method: str,
+        path: str,
+        context: ClientCallContext | None = None,
+        *,
+        json: dict[str, Any] | None = None,
+    ) -> AsyncGenerator[StreamResponse]:
+        """The SDK's 0.3 stream reading, each event's files read as the agent wrote them."""
+        http_kwargs = _v03_http_args(context)
+        async for sse_data in send_http_stream_request(
+            self.httpx_client, method, f"{self.url}{path}", self._handle_http_error, json=json, **http_kwargs
+        ):
+            event = ParseDict(
+                raw_file_bytes(_json_event(sse_data, "Invalid JSON in SSE stream")),
+                a2a_v0_3_pb2.StreamResponse(),
+                ignore_unknown_fields=True,
+            )
+            yield conversions.to_core_stream_response(
+                types_v03.SendStreamingMessageSuccessResponse(result=proto_utils.FromProto.stream_response(event))
+            )
+
+
 def lenient_factory(config: ClientConfig) -> ClientFactory:
-    """The SDK's client factory, its transports the lenient ones: JSON-RPC and HTTP+JSON for a 1.0 interface,
-    JSON-RPC for a 0.3 one (a 0.3 HTTP+JSON interface keeps the SDK's compat transport). The interface is picked
-    as the SDK picks it."""
+    """The SDK's client factory, its transports the lenient ones, for a 1.0 interface and a 0.3 one, JSON-RPC and
+    HTTP+JSON. The interface is picked as the SDK picks it."""
     factory = ClientFactory(config)
     http = config.httpx_client
     assert http is not None, "the console's calls share one http client"
@@ -271,7 +368,7 @@ def lenient_factory(config: ClientConfig) -> ClientFactory:
 
     def rest(card: AgentCard, url: str, config: ClientConfig) -> ClientTransport:
         if legacy(card, url, "HTTP+JSON"):
-            return CompatRestTransport(http, card, url, is_shared_httpx=True)
+            return LenientCompatRestTransport(http, card, url, is_shared_httpx=True)
         return LenientRestTransport(http, card, url, is_shared_httpx=True)
 
     factory.register("JSONRPC", jsonrpc)

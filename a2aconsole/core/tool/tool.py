@@ -14,6 +14,7 @@ has its push config removed from the agent.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Sequence
 from datetime import datetime
@@ -30,6 +31,7 @@ from a2aconsole.core.pending import WatchRecord
 from a2aconsole.core.remote import (
     Connection,
     ConnectionPool,
+    MessageValue,
     OutgoingMessage,
     Remote,
     RemoteError,
@@ -222,7 +224,7 @@ class A2ATool:
         conn = await self.pool.get(workspace, entry)
         sent_at = self.clock.now()
         try:
-            reply = await conn.send(message)
+            reply = await self._reply(conn, message, started)
         except RemoteError as e:
             self.pool.forget_if_broken(workspace, entry.name, e)
             if context_id and e.kind in ("rpc", "protocol", "unsupported"):
@@ -258,6 +260,28 @@ class A2ATool:
         if moved:
             out.update(newTask=moved, previousTaskId=task_id)
         return out
+
+    async def _reply(self, conn: Connection, message: OutgoingMessage, started: float) -> TaskSnapshot | MessageValue:
+        """The send's reply. A follow-up's that has not come by the end of the wait is read from its task once the
+        task holds the message sent (`Connection.task_holding`), and the call is dropped: an agent answering
+        `returnImmediately` only at its first event (@a2a-js/sdk 0.3) says nothing while it works on a follow-up
+        silently, and the send failed at the call timeout, its task unwatched. The task read is the one before the
+        answer, still asking: a stale reply (`stale_status`), which the watch follows to the outcome."""
+        if not message.task_id:
+            return await conn.send(message)
+        call = asyncio.ensure_future(conn.send(message))
+        try:
+            await wait_done(self.clock, call, self._left(started))
+            if not call.done():
+                with contextlib.suppress(RemoteError):  # the task not read: the call's own answer decides
+                    held = await conn.task_holding(message.task_id, message.message_id)
+                    if held is not None and not call.done():
+                        call.cancel()
+                        return held
+            return await call
+        except BaseException:
+            call.cancel()
+            raise
 
     async def _task_reply(
         self,
