@@ -129,6 +129,7 @@ class AgentOptions:
     interface_url: str | None = None  # the card's interface URL, when it should point elsewhere (origin tests)
     decoy_interface: str | None = None  # an interface at this URL listed before the agent's own (origin tests)
     drop_streams: bool = False  # answer SubscribeToTask with a stream that ends at once (a dropped stream)
+    snapshot_streams: bool = False  # end every SubscribeToTask right after its first event, the task snapshot
     legacy: bool = False  # speak protocol 0.3: a legacy card (url, protocolVersion 0.3.0) and the 0.3 JSON-RPC methods
     one_task_per_context: bool = False  # refuse a new task in a context whose `hold` task still runs ("busy")
     chunked: bool = False  # answer without Content-Length (chunked), so a reader learns the size only by reading
@@ -381,6 +382,8 @@ class _KeyMiddleware:
                     )
                     await send({"type": "http.response.body", "body": b""})
                     return
+                if self.agent.options.snapshot_streams and self.agent.methods[-1] == "SubscribeToTask":
+                    send = _first_event_only(send)
                 await self._counted(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -434,6 +437,23 @@ def _without_length(send: Any) -> Any:
             headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"content-length"]
             message = {**message, "headers": headers}
         await send(message)
+
+    return wrapped
+
+
+def _first_event_only(send: Any) -> Any:
+    """An ASGI `send` that ends the response after its first body chunk with data (a stream's first event, the task
+    snapshot) and drops what the app sends after."""
+    ended = False
+
+    async def wrapped(message: Any) -> None:
+        nonlocal ended
+        if ended:
+            return
+        await send(message)
+        if message["type"] == "http.response.body" and message.get("body"):
+            ended = True
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     return wrapped
 

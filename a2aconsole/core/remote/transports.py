@@ -4,8 +4,9 @@ sent once, its raw answer kept for the second reading.
 
 `LenientJsonRpcTransport` and `LenientRestTransport` (protocol 1.0) read the mended answer with `parse_answer`;
 `LenientCompatJsonRpcTransport` (protocol 0.3, older fasta2a and pydantic-ai agents among them) has the SDK's
-own 0.3 reading read it again. `lenient_factory` is the SDK's `ClientFactory` making them, which
-`client.Connection` uses.
+own 0.3 reading read it again; a 0.3 HTTP+JSON interface has the SDK's compat transport, its subscription's verb
+learned without a race (`VerbLearningCompatRestTransport`). `lenient_factory` is the SDK's `ClientFactory` making
+them, which `client.Connection` uses.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import json
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, TypeVar
 
+import httpx
 from a2a.client import ClientCallContext, ClientConfig, ClientFactory
 from a2a.client.errors import A2AClientError
 from a2a.client.transports import ClientTransport, JsonRpcTransport, RestTransport
@@ -33,6 +35,7 @@ from a2a.types import (
     SendMessageRequest,
     SendMessageResponse,
     StreamResponse,
+    SubscribeToTaskRequest,
     Task,
 )
 from a2a.utils.constants import PROTOCOL_VERSION_0_3, VERSION_HEADER
@@ -250,6 +253,36 @@ def _compat_event(result: dict[str, Any]) -> StreamResponse | None:
     )
 
 
+def _not_allowed(e: A2AClientError) -> bool:
+    cause = e.__cause__
+    return isinstance(cause, httpx.HTTPStatusError) and cause.response.status_code == httpx.codes.METHOD_NOT_ALLOWED
+
+
+class VerbLearningCompatRestTransport(CompatRestTransport):
+    """The SDK's 0.3 HTTP+JSON transport, with its subscription's verb learned without a race. A 0.3 agent may serve
+    `tasks/{id}:subscribe` by GET only (a2a-sdk 0.3 does; POST answers 405): the SDK's transport then falls back to
+    GET and remembers it, but two first subscriptions at once (two watches of one agent) find each other's guess,
+    and the second fails and sets it back to POST, so every later one failed with 405 too. Here a 405 is answered by
+    trying the other verb once, which is then remembered."""
+
+    async def subscribe(
+        self, request: SubscribeToTaskRequest, *, context: ClientCallContext | None = None
+    ) -> AsyncGenerator[StreamResponse]:
+        path = f"/v1/tasks/{request.id}:subscribe"
+        verb = self._subscribe_method_override or "POST"
+        try:
+            async for event in self._send_stream_request(verb, path, context=context):
+                yield event
+            return
+        except A2AClientError as e:
+            if not _not_allowed(e):
+                raise
+        other = "GET" if verb == "POST" else "POST"
+        async for event in self._send_stream_request(other, path, context=context):
+            self._subscribe_method_override = other
+            yield event
+
+
 def lenient_factory(config: ClientConfig) -> ClientFactory:
     """The SDK's client factory, its transports the lenient ones: JSON-RPC and HTTP+JSON for a 1.0 interface,
     JSON-RPC for a 0.3 one (a 0.3 HTTP+JSON interface keeps the SDK's compat transport). The interface is picked
@@ -271,7 +304,7 @@ def lenient_factory(config: ClientConfig) -> ClientFactory:
 
     def rest(card: AgentCard, url: str, config: ClientConfig) -> ClientTransport:
         if legacy(card, url, "HTTP+JSON"):
-            return CompatRestTransport(http, card, url, is_shared_httpx=True)
+            return VerbLearningCompatRestTransport(http, card, url, is_shared_httpx=True)
         return LenientRestTransport(http, card, url, is_shared_httpx=True)
 
     factory.register("JSONRPC", jsonrpc)
