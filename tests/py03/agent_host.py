@@ -12,12 +12,14 @@ are made and dropped over the control API of the JS host (tests/js/agent.js), ea
   POST   /_control/agents/<id>/release/<gate>
   POST   /_control/agents/<id>/cancel-answer {answer}   ('' cancels, 'working' answers the task as it is, 'refuse')
   POST   /_control/agents/<id>/restart         (every task forgotten, as by a restart with an in-memory store)
+  POST   /_control/agents/<id>/hold-methods {methods}  (calls of these methods (1.0 names) wait for release/calls)
   DELETE /_control/agents/<id>     (releases its gates, ends its running work, drops it)
 
 Methods are recorded under their 1.0 names (`tasks/resubscribe` is `SubscribeToTask`), as the other hosts do, so a
 test counts them the same way on every implementation. The command language is the Python test agent's
 (tests/support/agents.py): `hello ...` echoes, `slow N`, `hold <gate>`, `steps <n> <gate> <end>`, `ask` (an answer
-`hold <gate>` works until released), `auth`, `data`, `file`, `fail`, `message`. It exits when stdin closes.
+`hold <gate>` works until released), `later <gate>` (works until the gate, then asks), `auth`, `data`, `file`,
+`fail`, `message`. It exits when stdin closes.
 """
 
 from __future__ import annotations
@@ -225,6 +227,10 @@ class ScriptedExecutor(AgentExecutor):
             await agent.gate(end).wait()
             agent.finishing.add(task.id)
             await up.complete(said(f"{n} steps done"))
+        elif word == "later":
+            await up.start_work(said(f"thinking until {rest}"))
+            await agent.gate(rest).wait()
+            await up.requires_input(said("Which colour?"))
         elif word == "ask":
             await up.requires_input(said("Which colour?"))
         elif word == "auth":
@@ -262,6 +268,7 @@ class TestAgent:
         self.finished: list[str] = []
         self.finishing: set[str] = set()
         self.tapped: list[str] = []
+        self.hold_methods: set[str] = set()  # calls of these methods wait for `release("calls")`
         self.gates: dict[str, asyncio.Event] = {}
         self.cancel_answer = options.get("cancelAnswer") or ""
         self.rest = options.get("binding") == "HTTP+JSON"
@@ -361,6 +368,8 @@ class TestAgent:
                 return await original()
 
             receive = replay
+            if self.methods[-1] in self.hold_methods:
+                await self.gate("calls").wait()
         await self.app(scope, receive, send)
 
     def restart(self) -> None:
@@ -397,6 +406,7 @@ class Host:
                 Route("/agents/{id}/release/{gate}", self.release, methods=["POST"]),
                 Route("/agents/{id}/cancel-answer", self.set_cancel_answer, methods=["POST"]),
                 Route("/agents/{id}/restart", self.restart, methods=["POST"]),
+                Route("/agents/{id}/hold-methods", self.set_hold_methods, methods=["POST"]),
             ]
         )
 
@@ -434,6 +444,13 @@ class Host:
         if isinstance(agent, JSONResponse):
             return agent
         agent.cancel_answer = (await request.json()).get("answer") or ""
+        return JSONResponse({"ok": True})
+
+    async def set_hold_methods(self, request: Request) -> JSONResponse:
+        agent = self.known(request)
+        if isinstance(agent, JSONResponse):
+            return agent
+        agent.hold_methods = set((await request.json()).get("methods") or [])
         return JSONResponse({"ok": True})
 
     async def restart(self, request: Request) -> JSONResponse:

@@ -94,6 +94,10 @@ class Py03Agent(JsAgent):
     def __repr__(self) -> str:
         return f"Py03Agent({self.url})"
 
+    def hold(self, *methods: str) -> None:
+        """Calls of these methods (1.0 names: "SubscribeToTask") wait at the agent for `release("calls")`."""
+        self.host.control.post(f"/agents/{self.id}/hold-methods", json={"methods": list(methods)}).raise_for_status()
+
     def streaming_to(self, task_id: str) -> bool:
         """A subscription to the task receives its events now: a 0.3 one sends nothing until the task's next event,
         so a test waits for this (not for the call) before the task moves on."""

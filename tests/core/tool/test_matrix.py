@@ -303,6 +303,25 @@ async def test_subscribe_to_a_question(
     assert "(input-required)" in text and "Which colour?" in text and clock.monotonic() == 0
 
 
+async def test_a_send_whose_stream_finds_the_task_asking(
+    make_py03_agent: Make, http, workspace: Workspace, remote: Remote
+) -> None:
+    """subscribe-idle-not-found during a send's wait (a2a-sdk 0.3): the task asks its question between the send's
+    first check and its stream, which the agent then refuses as not found. The send checks with GetTask and
+    answers with the question, not with "does not know that task"."""
+    agent = make_py03_agent(push=False)
+    use(workspace, agent)
+    agent.hold("SubscribeToTask")
+    tool = make_tool(http, workspace, clock=FakeClock())
+    run = asyncio.create_task(tool.run("send", {"agent": "bot", "message": "later q"}, TARGET))
+    await eventually(lambda: "SubscribeToTask" in agent.methods, what="the send's stream")
+    agent.release("q")
+    await settled_at_agent(await connection(remote, workspace), agent.received[0].task_id, "input-required")
+    agent.release("calls")
+    asked = await asyncio.wait_for(run, 10)
+    assert asked.get("state") == "input-required" and asked["question"] == "Which colour?", asked
+
+
 async def test_subscribe_to_a_settled_task(
     impl: Implementation, make: Make, workspace: Workspace, remote: Remote, clock, registry_for
 ) -> None:
