@@ -59,6 +59,7 @@ class Implementation:
 
 IMPLEMENTATIONS = [
     Implementation("python", "make_agent", "a2a-sdk 1.3"),
+    Implementation("python-rest", "make_agent", "a2a-sdk 1.3", options={"rest": True}),
     Implementation("js", "make_js_agent", "@a2a-js/sdk 1.3"),
     Implementation("js-rest", "make_js_agent", "@a2a-js/sdk 1.3", options={"rest": True}),
     Implementation(

@@ -1,6 +1,6 @@
 """The matrix: send, status, cancel, multi-turn and watch (push, subscribe, poll, restore after a restart) against
-every implementation of tests/support/implementations.py (a2a-sdk 1.3, @a2a-js/sdk 1.3 over JSON-RPC and HTTP+JSON,
-a2a-sdk 0.3 over JSON-RPC and HTTP+JSON, fasta2a), real agents on loopback.
+every implementation of tests/support/implementations.py (a2a-sdk 1.3, @a2a-js/sdk 1.3 and a2a-sdk 0.3, each over
+JSON-RPC and HTTP+JSON, and fasta2a, JSON-RPC only), real agents on loopback.
 
 A wire behaviour that differs from the plain 1.0 one is a named quirk of the implementation (`QUIRKS`), asserted
 here as what the agent does, next to what the console does about it; docs/tool.md's compatibility table has a row
