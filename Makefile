@@ -7,6 +7,8 @@ JS := tests/js
 JS_STAMP := $(JS)/node_modules/.installed
 JS03 := tests/js03
 JS03_STAMP := $(JS03)/node_modules/.installed
+PY03 := tests/py03
+PY03_STAMP := $(PY03)/.venv/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
@@ -30,6 +32,14 @@ $(JS03_STAMP): $(JS03)/package-lock.json $(JS03)/package.json
 	npm ci --prefix $(JS03) --no-audit --no-fund --loglevel=error
 	touch $(JS03_STAMP)
 
+# The a2a-sdk 0.3 test agents, in a virtual environment of their own (0.3 and 1.3 cannot share one), installed
+# exactly as the committed, hash-pinned requirements say.
+$(PY03_STAMP): $(PY03)/requirements.txt
+	rm -rf $(PY03)/.venv
+	$(PY) -m venv $(PY03)/.venv
+	$(PY03)/.venv/bin/pip install -q --require-hashes --no-deps -r $(PY03)/requirements.txt
+	touch $(PY03_STAMP)
+
 # `serve` applies migrations, creates ./workspace and prints the first-run link; Ctrl-C stops it.
 run: $(STAMP)
 	$(BIN)/python manage.py serve --host $(HOST) --port $(PORT)
@@ -44,7 +54,7 @@ lint: $(STAMP)
 	$(BIN)/lint-imports --no-cache
 
 # Two workers (both cores); the tests that share Redis and PostgreSQL run on one (tests/conftest.py).
-test: $(STAMP) $(JS_STAMP) $(JS03_STAMP) chromium lint
+test: $(STAMP) $(JS_STAMP) $(JS03_STAMP) $(PY03_STAMP) chromium lint
 	$(BIN)/python -m pytest -q -n 2
 
 bench: $(STAMP)
@@ -55,4 +65,4 @@ screenshots: $(STAMP) chromium
 	$(BIN)/python -m tests.support.screenshots
 
 clean:
-	rm -rf $(VENV) test-output $(JS)/node_modules $(JS03)/node_modules
+	rm -rf $(VENV) test-output $(JS)/node_modules $(JS03)/node_modules $(PY03)/.venv

@@ -3,8 +3,10 @@
 `make_agent`/`agent` give Python `a2a-sdk` agents (tests/support/agents.py). `make_sdk_agent`/`sdk_agent`
 are parametrized over both SDKs, with the same interface, for the wire tests that must hold on both:
 "python", "js" (npm `@a2a-js/sdk` agents served by one node process per session, tests/support/js_agents.py)
-and "js-rest" (the same agents with an HTTP+JSON card, so the REST binding is on the wire too).
-`make_js03_agent` gives agents on `@a2a-js/sdk` 0.3 (protocol 0.3), served the same way.
+and "js-rest" (the same agents with an HTTP+JSON card, so the REST binding is on the wire too). Every implementation
+(those two SDKs, `a2a-sdk` 0.3 from its own venv, fasta2a) is listed once in tests/support/implementations.py, for
+the matrix (tests/core/tool/test_matrix.py). `make_js03_agent` gives agents on `@a2a-js/sdk` 0.3 (protocol 0.3),
+served as the 1.3 ones are.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from a2aconsole.core.remote.client import Remote
 from tests.support.agents import AgentOptions, TestAgent
 from tests.support.fasta2a_agents import Fasta2aAgent
 from tests.support.js_agents import JS03, JsAgent, JsAgentHost
+from tests.support.py03_agents import Py03Agent, Py03AgentHost
 from tests.support.worker_env import open_remote
 
 SDKS = ["python", "js", "js-rest"]  # test ids: test_x[python], test_x[js], test_x[js-rest]
@@ -140,6 +143,47 @@ def make_js03_agent(js03_host: JsAgentHost) -> Iterator[Callable[..., JsAgent]]:
 
     def make(**options: Any) -> JsAgent:
         agent = js03_host.make(**options)
+        made.append(agent)
+        return agent
+
+    yield make
+    for a in made:
+        a.stop()
+
+
+@pytest.fixture(scope="session")
+def py03_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Py03AgentHost]:
+    """The process serving `a2a-sdk` 0.3 agents (in its own venv, tests/py03), once per session."""
+    host = Py03AgentHost(tmp_path_factory.mktemp("py03-agent") / "agent.log")
+    yield host
+    host.stop()
+
+
+@pytest.fixture
+def make_py03_agent(py03_host: Py03AgentHost) -> Iterator[Callable[..., Py03Agent]]:
+    """Make `a2a-sdk` 0.3 agents with the Python agent's options (`rest=True`: HTTP+JSON); dropped afterwards."""
+    made: list[Py03Agent] = []
+
+    def make(**options: Any) -> Py03Agent:
+        agent = py03_host.make(**options)
+        made.append(agent)
+        return agent
+
+    yield make
+    for a in made:
+        a.stop()
+
+
+@pytest.fixture
+def make_fasta2a_agent() -> Iterator[Callable[..., Fasta2aAgent]]:
+    """Make fasta2a agents (`make_agent`'s shape; it takes no options but `push=False`: it has none); stopped
+    afterwards."""
+    made: list[Fasta2aAgent] = []
+
+    def make(**options: Any) -> Fasta2aAgent:
+        if set(options) - {"push", "streaming"} or options.get("streaming") is False:
+            raise ValueError(f"the fasta2a test agent takes no options ({', '.join(options)})")
+        agent = Fasta2aAgent().start()
         made.append(agent)
         return agent
 

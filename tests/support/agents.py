@@ -34,8 +34,8 @@ refuses it as not cancelable while the task runs. `agent.forget()` drops every t
 an in-memory store has (GetTask then answers task-not-found).
 
 Agent options (per server): api key required, bearer-only card, streaming, push, extended card,
-message-only, a 0.3 compat server, the card's path. `change_card(...)` publishes a different card while the agent runs.
-Every request is recorded (headers lower-case, message parts and metadata).
+message-only, a 0.3 compat server, the card's path, an HTTP+JSON card (`rest`). `change_card(...)` publishes a
+different card while the agent runs. Every request is recorded (headers lower-case, message parts and metadata).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import BasePushNotificationSender, InMemoryPushNotificationConfigStore, InMemoryTaskStore
 from a2a.server.tasks.task_updater import TaskUpdater
 from a2a.types import (
@@ -129,6 +129,8 @@ class AgentOptions:
     interface_url: str | None = None  # the card's interface URL, when it should point elsewhere (origin tests)
     decoy_interface: str | None = None  # an interface at this URL listed before the agent's own (origin tests)
     drop_streams: bool = False  # answer SubscribeToTask with a stream that ends at once (a dropped stream)
+    snapshot_streams: bool = False  # end every SubscribeToTask right after its first event, the task snapshot
+    rest: bool = False  # an HTTP+JSON card (the SDK's REST routes under `/rest`) instead of a JSON-RPC one
     legacy: bool = False  # speak protocol 0.3: a legacy card (url, protocolVersion 0.3.0) and the 0.3 JSON-RPC methods
     one_task_per_context: bool = False  # refuse a new task in a context whose `hold` task still runs ("busy")
     chunked: bool = False  # answer without Content-Length (chunked), so a reader learns the size only by reading
@@ -367,6 +369,10 @@ class _KeyMiddleware:
                 send = _naive_times(send)
             if self.agent.card_delay and public:
                 await asyncio.sleep(self.agent.card_delay)
+            if self.agent.options.rest and scope["path"].startswith("/rest/"):
+                self.agent.methods.append(rest_method(scope["method"], scope["path"].removeprefix("/rest")))
+                await self._counted(scope, receive, send)
+                return
             if scope["method"] == "POST":
                 receive = await self._record_method(receive)
                 if self.agent.extended_card_gate and self.agent.methods[-1] == "GetExtendedAgentCard":
@@ -381,6 +387,8 @@ class _KeyMiddleware:
                     )
                     await send({"type": "http.response.body", "body": b""})
                     return
+                if self.agent.options.snapshot_streams and self.agent.methods[-1] == "SubscribeToTask":
+                    send = _first_event_only(send)
                 await self._counted(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -426,6 +434,29 @@ class _KeyMiddleware:
         return replay
 
 
+_REST_METHODS = [
+    ("POST", re.compile(r"^/message:send$"), "SendMessage"),
+    ("POST", re.compile(r"^/message:stream$"), "SendStreamingMessage"),
+    ("GET", re.compile(r"^/tasks/[^/]+:subscribe$"), "SubscribeToTask"),
+    ("POST", re.compile(r"^/tasks/[^/]+:subscribe$"), "SubscribeToTask"),
+    ("POST", re.compile(r"^/tasks/[^/]+:cancel$"), "CancelTask"),
+    ("GET", re.compile(r"^/tasks/[^/:]+$"), "GetTask"),
+    ("GET", re.compile(r"^/tasks$"), "ListTasks"),
+    ("POST", re.compile(r"^/tasks/[^/]+/pushNotificationConfigs$"), "CreateTaskPushNotificationConfig"),
+    ("GET", re.compile(r"^/tasks/[^/]+/pushNotificationConfigs$"), "ListTaskPushNotificationConfigs"),
+    ("GET", re.compile(r"^/tasks/[^/]+/pushNotificationConfigs/[^/]+$"), "GetTaskPushNotificationConfig"),
+    ("DELETE", re.compile(r"^/tasks/[^/]+/pushNotificationConfigs/[^/]+$"), "DeleteTaskPushNotificationConfig"),
+    ("GET", re.compile(r"^/extendedAgentCard$"), "GetExtendedAgentCard"),
+]
+
+
+def rest_method(verb: str, path: str) -> str:
+    """The A2A method a REST call stands for (recorded as a JSON-RPC method is), or `REST <verb> <path>`."""
+    return next(
+        (name for v, pattern, name in _REST_METHODS if v == verb and pattern.match(path)), f"REST {verb} {path}"
+    )
+
+
 def _without_length(send: Any) -> Any:
     """An ASGI `send` that drops Content-Length, so the server answers chunked."""
 
@@ -434,6 +465,23 @@ def _without_length(send: Any) -> Any:
             headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"content-length"]
             message = {**message, "headers": headers}
         await send(message)
+
+    return wrapped
+
+
+def _first_event_only(send: Any) -> Any:
+    """An ASGI `send` that ends the response after its first body chunk with data (a stream's first event, the task
+    snapshot) and drops what the app sends after."""
+    ended = False
+
+    async def wrapped(message: Any) -> None:
+        nonlocal ended
+        if ended:
+            return
+        await send(message)
+        if message["type"] == "http.response.body" and message.get("body"):
+            ended = True
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     return wrapped
 
@@ -540,7 +588,11 @@ class TestAgent:
             description=o.description,
             version="1.0.0",
             supported_interfaces=[
-                AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="0.3.0" if o.legacy else "1.0")
+                AgentInterface(
+                    url=url + "rest" if o.rest else url,
+                    protocol_binding="HTTP+JSON" if o.rest else "JSONRPC",
+                    protocol_version="0.3.0" if o.legacy else "1.0",
+                )
                 for url in ([o.decoy_interface] if o.decoy_interface else []) + [o.interface_url or self.url]
             ],
             capabilities=AgentCapabilities(
@@ -656,6 +708,8 @@ class TestAgent:
             routes = create_agent_card_routes(self.card, card_url=o.card_path) + create_jsonrpc_routes(
                 handler, rpc_url="/"
             )
+            if o.rest:
+                routes += create_rest_routes(handler, path_prefix="/rest")
         app = _KeyMiddleware(Starlette(routes=routes), self)
         self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
 

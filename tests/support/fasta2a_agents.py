@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import socket
 import threading
 import uuid
@@ -129,9 +130,43 @@ class ScriptedWorker(Worker[dict[str, Any]]):
         return [Artifact(artifact_id=str(uuid.uuid4()), name="result", parts=[Part(text=str(result))])]
 
 
+class _MethodRecorder:
+    """Records the JSON-RPC method of every POST (as `TestAgent.methods`), then hands the request to the app."""
+
+    def __init__(self, app: Any, methods: list[str]) -> None:
+        self.app, self.methods = app, methods
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        try:
+            method = json.loads(body).get("method", "")
+        except (ValueError, AttributeError):
+            method = ""
+        self.methods.append(method if isinstance(method, str) else "")
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
 class Fasta2aAgent:
     """A running fasta2a agent: `url` (its base URL), `received` (the messages its worker got: their `task_id` is
-    the task fasta2a made, whatever the message named), `release(gate)`, `stop()`."""
+    the task fasta2a made, whatever the message named), `methods` (the JSON-RPC methods called), `release(gate)`,
+    `stop()`."""
 
     __test__ = False
     sdk = "fasta2a"
@@ -178,7 +213,9 @@ class Fasta2aAgent:
             docs_url=None,
             lifespan=lifespan,
         )
-        self.server = uvicorn.Server(uvicorn.Config(self.app, log_level="warning", lifespan="on"))
+        self.methods: list[str] = []  # the JSON-RPC method of every POST, in order (its names are 1.0's)
+        recorded = _MethodRecorder(self.app, self.methods)
+        self.server = uvicorn.Server(uvicorn.Config(recorded, log_level="warning", lifespan="on"))
         self.thread: threading.Thread | None = None
 
     def __repr__(self) -> str:

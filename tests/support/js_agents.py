@@ -25,7 +25,15 @@ from tests.support.agents import AgentOptions, Received, TestAgent
 JS_DIR = Path(__file__).resolve().parents[1] / "js"
 START_TIMEOUT = 20.0
 # the JS agent speaks the Python agent's options; these it does not offer (tests needing them stay Python-only)
-_UNSUPPORTED = ("drop_streams", "legacy", "one_task_per_context", "port", "card_path", "naive_times")
+_UNSUPPORTED = (
+    "drop_streams",
+    "snapshot_streams",
+    "legacy",
+    "one_task_per_context",
+    "port",
+    "card_path",
+    "naive_times",
+)
 
 
 @dataclass(frozen=True)

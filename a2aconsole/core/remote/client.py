@@ -314,8 +314,9 @@ class Connection:
         return task_snapshot(task)
 
     async def subscribe(self, task_id: str) -> AsyncIterator[TaskEvent]:
-        """SubscribeToTask: the first event is the task snapshot. Gaps over the call timeout fail. Events the
-        core does not read (a message) are skipped."""
+        """SubscribeToTask: the first event is the task snapshot (not on a2a-sdk 0.3: its events only, which the
+        follower reads against the task it has). Gaps over the call timeout fail. Events the core does not read (a
+        message) are skipped."""
         with remote_errors(self.entry.name, "subscribe"):
             async for ev in self._client(True).subscribe(SubscribeToTaskRequest(id=task_id), context=self._ctx()):
                 value = event_value(ev)

@@ -13,6 +13,7 @@ from a2a.client import A2AClientError, A2AClientTimeoutError, AgentCardResolutio
 from a2a.types import TaskState
 from a2a.utils.errors import (
     A2AError,
+    InvalidParamsError,
     MethodNotFoundError,
     TaskNotCancelableError,
     TaskNotFoundError,
@@ -107,6 +108,9 @@ def translate(exc: BaseException, agent: str, action: str) -> RemoteError:
         msg = exc.message if hasattr(exc, "message") else str(exc)
         kind = "terminal" if "terminal" in str(msg).lower() else "unsupported"
         return RemoteError(kind, f'agent "{agent}" refused {action}: {short(msg)}')
+    if isinstance(exc, InvalidParamsError) and "terminal state" in str(exc).lower():
+        # a2a-sdk 0.3 refuses a subscription to a settled task so ("Task … is in terminal state: completed")
+        return RemoteError("terminal", f'agent "{agent}" refused {action}: {short(exc)}')
     if isinstance(exc, A2AClientError):
         return RemoteError("protocol", f'agent "{agent}": {action} failed: {short(exc)}')
     if isinstance(exc, A2AError):

@@ -5,8 +5,8 @@ sent once, its raw answer kept for the second reading.
 `LenientJsonRpcTransport` and `LenientRestTransport` (protocol 1.0) read the mended answer with `parse_answer`;
 `LenientCompatJsonRpcTransport` (protocol 0.3, older fasta2a and pydantic-ai agents among them) has the SDK's
 own 0.3 reading read it again. `LenientCompatRestTransport` (protocol 0.3 over HTTP+JSON) reads the files and the
-errors of `@a2a-js/sdk` 0.3 agents, which the SDK's 0.3 reading misreads. `lenient_factory` is the SDK's
-`ClientFactory` making them, which `client.Connection` uses.
+errors of `@a2a-js/sdk` 0.3 agents, which the SDK's 0.3 reading misreads, and learns its subscription's verb
+without a race. `lenient_factory` is the SDK's `ClientFactory` making them, which `client.Connection` uses.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from a2a.types import (
     SendMessageRequest,
     SendMessageResponse,
     StreamResponse,
+    SubscribeToTaskRequest,
     Task,
 )
 from a2a.utils.constants import PROTOCOL_VERSION_0_3, VERSION_HEADER
@@ -287,6 +288,11 @@ def _compat_event(result: dict[str, Any]) -> StreamResponse | None:
     )
 
 
+def _not_allowed(e: A2AClientError) -> bool:
+    cause = e.__cause__
+    return isinstance(cause, httpx.HTTPStatusError) and cause.response.status_code == httpx.codes.METHOD_NOT_ALLOWED
+
+
 _ERRORS_BY_CODE = {code: error for error, code in JSON_RPC_ERROR_CODE_MAP.items()}
 
 
@@ -295,7 +301,12 @@ class LenientCompatRestTransport(CompatRestTransport):
     of a file (`raw_file_bytes`), and an error as `{"code": -32001, "message": ...}` (the JSON-RPC code), which the
     SDK's reading, looking for a `type`, took for a bare HTTP status: a task the agent no longer knows (404) read as
     a method it lacks, and a finished task's refused cancel (409) as an agent that could not be reached. It also
-    deletes a push config (the SDK's 0.3 transport has no delete), so an ended watch's config is not left behind."""
+    deletes a push config (the SDK's 0.3 transport has no delete), so an ended watch's config is not left behind.
+
+    A 0.3 agent may serve `tasks/{id}:subscribe` by GET only (a2a-sdk 0.3 does; POST answers 405): the SDK's
+    transport then falls back to GET and remembers it, but two first subscriptions at once (two watches of one
+    agent) find each other's guess, and the second fails and sets it back to POST, so every later one failed with
+    405 too. Here a 405 is answered by trying the other verb once, which is then remembered (`subscribe`)."""
 
     async def delete_task_push_notification_config(
         self, request: DeleteTaskPushNotificationConfigRequest, *, context: ClientCallContext | None = None
@@ -346,6 +357,23 @@ class LenientCompatRestTransport(CompatRestTransport):
             yield conversions.to_core_stream_response(
                 types_v03.SendStreamingMessageSuccessResponse(result=proto_utils.FromProto.stream_response(event))
             )
+
+    async def subscribe(
+        self, request: SubscribeToTaskRequest, *, context: ClientCallContext | None = None
+    ) -> AsyncGenerator[StreamResponse]:
+        path = f"/v1/tasks/{request.id}:subscribe"
+        verb = self._subscribe_method_override or "POST"
+        try:
+            async for event in self._send_stream_request(verb, path, context=context):
+                yield event
+            return
+        except A2AClientError as e:
+            if not _not_allowed(e):
+                raise
+        other = "GET" if verb == "POST" else "POST"
+        async for event in self._send_stream_request(other, path, context=context):
+            self._subscribe_method_override = other
+            yield event
 
 
 def lenient_factory(config: ClientConfig) -> ClientFactory:

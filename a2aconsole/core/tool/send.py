@@ -191,8 +191,9 @@ def stale_status(reply: TaskSnapshot, sent: OutgoingMessage, sent_at: datetime) 
     Some SDKs (@a2a-js/sdk 1.3) answer a follow-up with the task as it was before the answer arrived: still
     input-required (or auth-required) with the old question. That is not the outcome. It is recognised by its
     status message coming before the sent message in the task's history, or, without that evidence, by a
-    status timestamp not after the send. A reply with another task (the agent took the follow-up as a new task)
-    is never the old task's status.
+    status timestamp not after the send, or by a status with neither (no message, no timestamp) on a task whose
+    history has the sent message (a2a-sdk 0.3 over HTTP+JSON). A reply with another task (the agent took the
+    follow-up as a new task) is never the old task's status.
     """
     if not sent.task_id or reply.id != sent.task_id or not is_interrupted(reply.state):
         return None
@@ -202,6 +203,10 @@ def stale_status(reply: TaskSnapshot, sent: OutgoingMessage, sent_at: datetime) 
         return reply.status if ids.index(asked) < ids.index(sent.message_id) else None
     at = reply.status.at
     if at is not None and at <= sent_at:
+        return reply.status
+    if reply.status.message is None and at is None and sent.message_id in ids:
+        # a2a-sdk 0.3 over HTTP+JSON: its task manager moves the question into the history when the answer comes,
+        # and its REST answers carry no status timestamp; a new question comes with its message
         return reply.status
     return None
 

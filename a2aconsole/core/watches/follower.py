@@ -6,7 +6,8 @@ GetTask at once, then the stream (rebuilding the task from its events), else Get
 to 2 s. When the wait runs out, the registry of the process takes it over (`take_over`) and it goes on at
 a watch's pace: push (the agent POSTs updates, each wakes the follower, which confirms with GetTask; a
 safety GetTask every 10 min), subscribe (a stream held at most 5 min, then GetTask and a new stream; 3
-failed streams in a row, one that ends before the task settles counts, switch to polling) or poll
+failed streams in a row, one that ends before the task settles counts, switch to polling; every stream's end is
+confirmed with GetTask at once) or poll
 (GetTask after 15 s, 30 s, 1 min, 2 min, then every 5 min). A watch restored from the file starts at
 that pace. The stream is read the same way throughout (`fold`), and progress reported the same way: a
 status message or an artifact update is a `progress` event, so a live page can show what the agent says
@@ -332,7 +333,9 @@ class Follower:
                     if self._send_done(snapshot):
                         return snapshot
         except RemoteError as e:
-            if e.kind not in ("terminal", "network", "timeout", "protocol", "unsupported"):
+            # not_found: a2a-sdk 0.3 refuses to stream a task with no work running (one asking a question meanwhile);
+            # the caller's GetTask then tells whether the agent knows the task
+            if e.kind not in ("terminal", "network", "timeout", "protocol", "unsupported", "not_found"):
                 raise
         return None
 
@@ -556,15 +559,15 @@ class Follower:
                     self._note_error(e, conn)
                     await self._news()
                     outcome = "failed"
-            if outcome in ("settled", "cap"):
-                # A pause (the 5-minute cap) or the end: confirm with GetTask, then go on streaming.
-                task = await self._check()
-                if task is not None:
-                    return task
-                if outcome == "cap":
-                    failures = 0
-                    continue
-                outcome = "failed"
+            # Every stream's end is confirmed with GetTask at once: a pause (the 5-minute cap), the end, and a stream
+            # that failed or ended early too, as the 0.3 SDKs' do for a task that settled or asks a question meanwhile
+            # (a refused or broken stream, one that ends after the snapshot), whose result would wait for the retries.
+            task = await self._check()
+            if task is not None:
+                return task
+            if outcome == "cap":
+                failures = 0
+                continue
             if outcome == "ended":
                 self.error = "the stream ended before the task settled"
             failures += 1

@@ -63,6 +63,19 @@ def test_without_history_a_timestamp_not_after_the_send_is_stale() -> None:
     assert stale_status(_task(TaskState.TASK_STATE_INPUT_REQUIRED, history=[]), ANSWER, SENT_AT) is None
 
 
+def test_a_status_without_message_or_timestamp_after_the_answer_is_stale() -> None:
+    """a2a-sdk 0.3 over HTTP+JSON: the reply to an answer shows the task still asking, its question moved into the
+    history (no status message) and no timestamp (its REST answers carry none). A new question has its message."""
+    moved = _sdk_task(TaskState.TASK_STATE_INPUT_REQUIRED, history=["question", "answer"])
+    moved.status.ClearField("message")
+    reply = task_snapshot(moved)
+    assert stale_status(reply, ANSWER, SENT_AT) == reply.status
+    moved.ClearField("history")  # no evidence the answer arrived: not told stale
+    assert stale_status(task_snapshot(moved), ANSWER, SENT_AT) is None
+    asked_again = _task(TaskState.TASK_STATE_INPUT_REQUIRED, history=["ask", "answer"])  # its question, no time
+    assert stale_status(asked_again, ANSWER, SENT_AT) is None
+
+
 def test_only_interrupted_replies_to_a_task_follow_up_can_be_stale() -> None:
     old = SENT_AT - timedelta(minutes=1)
     done = _task(TaskState.TASK_STATE_COMPLETED, history=["ask", "question", "answer"], at=old)
