@@ -91,9 +91,13 @@ def run_agent(port_file: str, count: int) -> None:
         store.tasks[body["task"]].status.state = names[body["state"]]
         return JSONResponse({"ok": True})
 
+    async def gets(request: Request) -> JSONResponse:  # the task store's reads so far (push_rate: GetTasks)
+        return JSONResponse({"gets": store.gets})
+
     handler = DefaultRequestHandler(agent_executor=Idle(), task_store=store, agent_card=card, push_config_store=pushes)
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url="/")
     routes.append(Route("/bench/state", set_state, methods=["POST"]))
+    routes.append(Route("/bench/gets", gets, methods=["GET"]))
     server = uvicorn.Server(uvicorn.Config(Starlette(routes=routes), log_level="warning", lifespan="off"))
     Path(port_file).write_text(url)
     asyncio.run(server.serve(sockets=[sock]))
