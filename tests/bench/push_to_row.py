@@ -77,7 +77,7 @@ def run_agent(port_file: str, count: int) -> None:
         default_output_modes=["text/plain"],
         skills=[AgentSkill(id="work", name="Work", description="Works on a task", tags=["bench"])],
     )
-    store = Store()
+    store = saying_store() if os.environ.get("A2A_BENCH_SAYING") else Store()
     for i in range(count):
         tid = f"task-{i:06d}"
         store.tasks[tid] = Task(
@@ -101,6 +101,25 @@ def run_agent(port_file: str, count: int) -> None:
     server = uvicorn.Server(uvicorn.Config(Starlette(routes=routes), log_level="warning", lifespan="off"))
     Path(port_file).write_text(url)
     asyncio.run(server.serve(sockets=[sock]))
+
+
+def saying_store() -> object:
+    """A task store whose every read finds a new status message on the task (`A2A_BENCH_SAYING=1`, push_rate): a
+    GetTask after a push then sees news to store and show, as it would after a real agent's status message."""
+    from a2a.types import Message, Part, Role
+
+    from tests.bench.agent_parts import Store
+
+    class SayingStore(Store):
+        async def get(self, task_id: str, context: object = None) -> object:
+            task = await super().get(task_id, context)
+            if task is not None:
+                text = f"said {self.gets}."
+                said = Message(message_id=f"said-{self.gets}", role=Role.ROLE_AGENT, parts=[Part(text=text)])
+                task.status.message.CopyFrom(said)
+            return task
+
+    return SayingStore()
 
 
 # set-up: the agent, the console with its watches
