@@ -16,8 +16,9 @@ that loses a push (`--keep-going`: runs every rate), and prints the highest rate
 pushes/s, CPU per push under 2 ms. The Python agent's every GetTask finds a new status message on its task (as a
 real agent's would after it pushed one), so a console that checks after each push has news to store too.
 
-The load generator runs in this process (httpx, 200 kept connections): its own CPU is printed beside the
-console's, as the machine's 2 cores are shared between them.
+The load generator runs in this process (SENDERS senders, each an httpx client with one kept connection, open
+loop: a push's answer time counts from when it was due): its own CPU is printed beside the console's, as the
+machine's 2 cores are shared between them.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from a2aconsole.core.pending.records import WatchRecord  # noqa: E402
 from tests.bench.push_to_row import cpu_seconds, free_port, percentiles  # noqa: E402
 
 P99_TARGET_MS = 50.0
+SENDERS = 64  # pushes in flight at most: at 500/s, room for answers of up to 128 ms
 
 
 @dataclass
@@ -203,48 +205,60 @@ class Bench:
             con.close()
         return sum(1 for tid, text in by_task.items() if text not in (rows.get(tid) or ""))
 
-    async def step(self, http: object, rate: float, seconds: float) -> Step:
+    async def step(self, clients: list[object], rate: float, seconds: float) -> Step:
+        """Pushes at `rate` for `seconds`, open loop: each is due at its moment, and its answer time counts from
+        then (a push waiting for a free connection waits on the console's slowness, not hidden by it). Each of the
+        senders has a client of its own with one connection: one client with hundreds of queued requests spends
+        more CPU in its connection pool than the console spends on a push."""
         import httpx
 
-        assert isinstance(http, httpx.AsyncClient)
         out = Step(rate)
         rng = random.Random(int(rate))
         order = list(self.watches)
         last: dict[str, str] = {}
         url = self.console.url
-
         busy: set[str] = set()  # watches with a push in flight: an agent pushes a task's events one after another
-
-        async def one(watch: str, body: bytes) -> None:
-            headers = {"X-A2A-Notification-Token": self.watches[watch][0], "Content-Type": "application/json"}
-            t0 = time.perf_counter()
-            try:
-                r = await http.post(f"{url}/a2a/push/{watch}", content=body, headers=headers)
-            except httpx.HTTPError as e:
-                out.lost.append(type(e).__name__)
-                return
-            finally:
-                busy.discard(watch)
-            out.answers.append((time.perf_counter() - t0) * 1000)
-            if r.status_code != 200:
-                out.lost.append(str(r.status_code))
-
+        room = asyncio.Event()  # set when a push in flight is answered
+        due: asyncio.Queue[tuple[float, str, bytes] | None] = asyncio.Queue()
         loop = asyncio.get_running_loop()
+
+        async def sender(http: object) -> None:
+            assert isinstance(http, httpx.AsyncClient)
+            while (item := await due.get()) is not None:
+                at, watch, body = item
+                headers = {"X-A2A-Notification-Token": self.watches[watch][0], "Content-Type": "application/json"}
+                try:
+                    r = await http.post(f"{url}/a2a/push/{watch}", content=body, headers=headers)
+                except httpx.HTTPError as e:
+                    out.lost.append(type(e).__name__)
+                    continue
+                finally:
+                    busy.discard(watch)
+                    room.set()
+                out.answers.append((loop.time() - at) * 1000)
+                if r.status_code != 200:
+                    out.lost.append(str(r.status_code))
+
         n = int(rate * seconds)
         gets0 = await asyncio.to_thread(self.agent.gets)  # type: ignore[arg-type]
+        senders = [asyncio.create_task(sender(c)) for c in clients]
         cpu0, client0, start = cpu_seconds(self.pid), time.process_time(), loop.time()
-        sent: list[asyncio.Task[None]] = []
         for i in range(n):
-            delay = start + i / rate - loop.time()
-            if delay > 0:
-                await asyncio.sleep(delay)
+            at = start + i / rate
+            if at > loop.time():
+                await asyncio.sleep(at - loop.time())
+            while len(busy) > len(order) // 2:  # a backlog of half the watches: the console is far behind anyway
+                room.clear()
+                await room.wait()
             watch = rng.choice(order)
             while watch in busy:
                 watch = rng.choice(order)
             busy.add(watch)
             body, last[watch] = self.body(watch)
-            sent.append(asyncio.create_task(one(watch, body)))
-        await asyncio.gather(*sent)
+            due.put_nowait((at, watch, body))
+        for _ in senders:
+            due.put_nowait(None)
+        await asyncio.gather(*senders)
         out.wall = loop.time() - start
         out.cpu = cpu_seconds(self.pid) - cpu0
         out.client_cpu = time.process_time() - client0
@@ -262,19 +276,19 @@ class Bench:
         cookie = await login_cookie(self.console.url)
         tab, closed = Tab(), list[str]()
         reader = asyncio.create_task(follow(self.console.ws_url + "/ws/console/watches/", cookie, tab, closed))
-        limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
+        one = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+        clients = [httpx.AsyncClient(timeout=60, limits=one) for _ in range(SENDERS)]
         steps: list[Step] = []
         try:
-            async with httpx.AsyncClient(timeout=60, limits=limits) as http:
-                for rate in rates:
-                    s = await self.step(http, rate, seconds)
-                    steps.append(s)
-                    report(s)
-                    if not s.passed() and not keep_going:
-                        break
+            for rate in rates:
+                s = await self.step(clients, rate, seconds)
+                steps.append(s)
+                report(s)
+                if not s.passed() and not keep_going:
+                    break
         finally:
             reader.cancel()
-            await asyncio.gather(reader, return_exceptions=True)
+            await asyncio.gather(reader, *(c.aclose() for c in clients), return_exceptions=True)
         print(f"  the open tab got {tab.frames} frames ({tab.bytes / 1e6:.1f} MB); sockets closed: {closed}")
         return steps
 
