@@ -83,12 +83,13 @@ def _store(event: Event) -> int | None:
         return _store_one(event)
 
 
-def _store_one(event: Event) -> int | None:
+def _status_only(event: Event) -> bool:
+    """A status message told while the task works: kept on its task's row only, not as an event."""
+    return event.kind == "progress" and isinstance(event.data, dict) and event.data.get("kind") == "status"
 
-    if _repeats(event):
-        return None
-    status_only = event.kind == "progress" and isinstance(event.data, dict) and event.data.get("kind") == "status"
-    fields = {
+
+def _row_fields(event: Event) -> dict[str, Any]:
+    return {
         "workspace": event.workspace,
         "agent": event.agent,
         "task_id": event.task_id,
@@ -100,6 +101,39 @@ def _store_one(event: Event) -> int | None:
         "data": event.data,
         "created_at": event.at,
     }
+
+
+def _store_batch(events: list[Event]) -> list[int | None | BaseException]:
+    """`_store_one` for each event, in order, except that a run of status messages in a row (a burst of pushes) is
+    kept on their tasks' rows together (`task_index.note_progress_all`: one query for the run, not two a message);
+    the run is written before the next other event, so every row sees the events in their order."""
+    out: list[int | None | BaseException] = [None] * len(events)
+    run: list[int] = []
+
+    def keep_run() -> None:
+        noted = task_index.note_progress_all([TaskEvent(**_row_fields(events[i])) for i in run])
+        for i, changed in zip(run, noted, strict=True):
+            out[i] = 0 if changed else None  # 0: told to the tabs without an event id
+        run.clear()
+
+    for i, event in enumerate(events):
+        if _status_only(event):
+            run.append(i)
+            continue
+        if run:
+            keep_run()
+        out[i] = _store_one(event)
+    if run:
+        keep_run()
+    return out
+
+
+def _store_one(event: Event) -> int | None:
+
+    if _repeats(event):
+        return None
+    status_only = _status_only(event)
+    fields = _row_fields(event)
     if status_only:  # the latest line on the task's row; 0: told to the tabs without an event id
         return 0 if task_index.note_progress(TaskEvent(**fields)) else None
     if event.key:
@@ -120,7 +154,7 @@ def _store_all(events: list[Event]) -> list[int | None | BaseException]:
     others are kept; a failure of the database itself (OperationalError) is raised, for the whole to be retried."""
     try:
         with transaction.atomic():
-            return [_store_one(event) for event in events]
+            return _store_batch(events)
     except OperationalError:
         raise
     except Exception:

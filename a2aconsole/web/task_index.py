@@ -93,17 +93,32 @@ def note(event_row: Any) -> None:
 
 def note_progress(event_row: Any) -> bool:
     """Keep a status message on its task's row (an unsaved `TaskEvent`); False when the row says it already."""
+    return note_progress_all([event_row])[0]
 
-    if not event_row.task_id:
-        return False
-    record = TaskRecord.objects.filter(agent=event_row.agent, task_id=event_row.task_id).first()
-    if record is None:
-        record = TaskRecord(agent=event_row.agent, task_id=event_row.task_id, started_at=None, updated_at=None)
-    elif record.progress == progress_line(event_row.text, event_row.data):
-        return False
-    fold(record, event_row, stored=False)
-    record.save()
-    return True
+
+def note_progress_all(event_rows: list[Any]) -> list[bool]:
+    """`note_progress` for a batch of status messages (a burst of pushes, stored together): their tasks' rows read
+    in one query and each saved once, however many of its messages the batch holds; for each message, whether
+    its row changed."""
+    keys = {(e.agent, e.task_id) for e in event_rows if e.task_id}
+    found = TaskRecord.objects.filter(task_id__in={task for _, task in keys})
+    records = {(r.agent, r.task_id): r for r in found if (r.agent, r.task_id) in keys}
+    changed: dict[tuple[str, str], Any] = {}
+    noted: list[bool] = []
+    for e in event_rows:
+        key = (e.agent, e.task_id)
+        record = records.get(key)
+        if not e.task_id or (record is not None and record.progress == progress_line(e.text, e.data)):
+            noted.append(False)
+            continue
+        if record is None:
+            record = records[key] = TaskRecord(agent=e.agent, task_id=e.task_id, started_at=None, updated_at=None)
+        fold(record, e, stored=False)
+        changed[key] = record
+        noted.append(True)
+    for record in changed.values():
+        record.save()
+    return noted
 
 
 def progress_of(pairs: Any) -> dict[tuple[str, str], Any]:

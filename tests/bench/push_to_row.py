@@ -2,6 +2,7 @@
 
     .venv/bin/python -m tests.bench.push_to_row [--pushes 200] [--watches 20]
     .venv/bin/python -m tests.bench.push_to_row --tabs 10 --rate 50 --seconds 20 [--watches 500]
+    .venv/bin/python -m tests.bench.push_to_row --said [--pushes 200]
 
 The real console (`manage.py serve`: daphne, the embedded worker) runs on a fixed loopback port with
 A2AClient__PushBaseUrl set to itself, and `--watches` watches in its workspace's pending.json on tasks of a real
@@ -16,7 +17,8 @@ row change, the row's watch, its state and `Date.now()`; the bench takes `time.t
 POST (the same host's wall clock). One push at a time, each after the previous row changed and at least
 `--gap` seconds after it (a tab's renders are coalesced to one per LIVE_FLUSH_SECONDS = 0.25 s: a push after
 a quiet moment is rendered at once; bursts are what coalescing is for). Prints p50/p95/p99/max of push POST ->
-row changed, and of the push's HTTP answer. Target: p99 under 50 ms on a quiet machine.
+row changed, and of the push's HTTP answer. Target: p99 under 50 ms on a quiet machine. `--said`: pushes that
+carry only a new status message (the state stays `working`), push POST -> the first frame with its text.
 
 `--tabs N` (N WebSocket clients with the owner's session, no browser, spread over the table's pages of 50 rows
 so every watch is in some tab): `--rate` pushes a second for `--seconds` to random watches, then waits until
@@ -77,7 +79,7 @@ def run_agent(port_file: str, count: int) -> None:
         default_output_modes=["text/plain"],
         skills=[AgentSkill(id="work", name="Work", description="Works on a task", tags=["bench"])],
     )
-    store = Store()
+    store = saying_store() if os.environ.get("A2A_BENCH_SAYING") else Store()
     for i in range(count):
         tid = f"task-{i:06d}"
         store.tasks[tid] = Task(
@@ -91,12 +93,35 @@ def run_agent(port_file: str, count: int) -> None:
         store.tasks[body["task"]].status.state = names[body["state"]]
         return JSONResponse({"ok": True})
 
+    async def gets(request: Request) -> JSONResponse:  # the task store's reads so far (push_rate: GetTasks)
+        return JSONResponse({"gets": store.gets})
+
     handler = DefaultRequestHandler(agent_executor=Idle(), task_store=store, agent_card=card, push_config_store=pushes)
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url="/")
     routes.append(Route("/bench/state", set_state, methods=["POST"]))
+    routes.append(Route("/bench/gets", gets, methods=["GET"]))
     server = uvicorn.Server(uvicorn.Config(Starlette(routes=routes), log_level="warning", lifespan="off"))
     Path(port_file).write_text(url)
     asyncio.run(server.serve(sockets=[sock]))
+
+
+def saying_store() -> object:
+    """A task store whose every read finds a new status message on the task (`A2A_BENCH_SAYING=1`, push_rate): a
+    GetTask after a push then sees news to store and show, as it would after a real agent's status message."""
+    from a2a.types import Message, Part, Role
+
+    from tests.bench.agent_parts import Store
+
+    class SayingStore(Store):
+        async def get(self, task_id: str, context: object = None) -> object:
+            task = await super().get(task_id, context)
+            if task is not None:
+                text = f"said {self.gets}."
+                said = Message(message_id=f"said-{self.gets}", role=Role.ROLE_AGENT, parts=[Part(text=text)])
+                task.status.message.CopyFrom(said)
+            return task
+
+    return SayingStore()
 
 
 # set-up: the agent, the console with its watches
@@ -193,6 +218,14 @@ class Setup:
         task = {"id": self.tasks[watch], "contextId": watch, "status": {"state": f"TASK_STATE_{state.upper()}"}}
         return json.dumps({"task": task}).encode()
 
+    def said_body(self, watch: str, text: str) -> bytes:
+        """A push that carries only a new status message: the state stays `working`."""
+        message = {"messageId": text, "role": "ROLE_AGENT", "parts": [{"text": text}]}
+        status = {"state": "TASK_STATE_WORKING", "message": message}
+        return json.dumps(
+            {"statusUpdate": {"taskId": self.tasks[watch], "contextId": watch, "status": status}}
+        ).encode()
+
     def headers(self, watch: str) -> dict[str, str]:
         return {"X-A2A-Notification-Token": self.tokens[watch], "Content-Type": "application/json"}
 
@@ -244,6 +277,50 @@ OBSERVE = """() => {
     rows.forEach(note);
   }).observe(document.body, {childList: true, subtree: true, attributes: true, characterData: true});
 }"""
+
+
+def said_bench(setup: Setup, pushes: int, gap: float) -> None:
+    """`--said`: pushes that carry only a new status message (the state unchanged), one at a time: push POST -> the
+    first frame in the tab that carries its text (the watch row's progress line)."""
+    import httpx
+    from playwright.sync_api import sync_playwright
+
+    from tests.support.browser import launch, live, logged_in
+
+    with sync_playwright() as p:
+        browser = launch(p)
+        ctx = logged_in(browser, setup.url)
+        ctx.add_init_script(FRAMES)
+        page = ctx.new_page()
+        page.goto("/watches/")
+        live(page)
+        page.wait_for_function(f"() => document.querySelectorAll('tr[id^=\"watch-\"]').length === {setup.watches}")
+        latencies, answers, shown, order = [], [], 0, list(setup.tokens)
+        with httpx.Client(timeout=30) as http:
+            for i in range(pushes):
+                watch, text = order[i % len(order)], f"said {i + 1} of {pushes}."
+                seen = page.evaluate("() => window.__frames.length")
+                t0 = time.time()
+                r = http.post(
+                    f"{setup.url}/a2a/push/{watch}", content=setup.said_body(watch, text), headers=setup.headers(watch)
+                )
+                answers.append((time.time() - t0) * 1000)
+                assert r.status_code == 200, (r.status_code, r.text)
+                found = page.wait_for_function(
+                    "([from, text]) => (window.__frames.slice(from).find((f) => f[1].includes(text)) || [null])[0]",
+                    arg=[seen, text],
+                    polling=5,
+                    timeout=30_000,
+                ).json_value()
+                shown += 1
+                latencies.append(found - t0 * 1000)
+                time.sleep(gap)
+        rows = page.evaluate("() => document.body.innerText")
+        browser.close()
+    print(f"{pushes} status-message-only pushes, one at a time ({gap:.2f} s apart), {setup.watches} watches, one tab:")
+    print(f"  pushes whose text reached the tab: {shown} of {pushes}; the last one on the page: {text in rows}")
+    print(f"  push POST -> its text in a frame: {percentiles(latencies)}  (target: p99 < 50 ms)")
+    print(f"  push POST answered:               {percentiles(answers)}")
 
 
 def browser_bench(setup: Setup, pushes: int, gap: float) -> None:
@@ -426,6 +503,7 @@ def main() -> None:
     ap.add_argument("--gap", type=float, default=0.3, help="seconds between a row's change and the next push")
     ap.add_argument("--watches", type=int, default=0, help="push watches (default 20; 500 with --tabs)")
     ap.add_argument("--tabs", type=int, default=0, help="WebSocket tabs under a burst instead of one browser tab")
+    ap.add_argument("--said", action="store_true", help="one browser tab: pushes that carry only a status message")
     ap.add_argument("--rate", type=float, default=50)
     ap.add_argument("--seconds", type=float, default=20)
     a = ap.parse_args()
@@ -433,6 +511,8 @@ def main() -> None:
     try:
         if a.tabs:
             asyncio.run(tabs_bench(setup, a.tabs, a.rate, a.seconds))
+        elif a.said:
+            said_bench(setup, a.pushes, a.gap)
         else:
             browser_bench(setup, a.pushes, a.gap)
     finally:

@@ -2,7 +2,7 @@
 the real server (`manage.py serve`: daphne, the worker, SQLite), and a reload shows the latest one (stored).
 
 Before, a push only woke the watch, and an event was emitted only when the state changed: 200 status-only pushes
-made 0 frames.
+made 0 frames. Now each push's own status message is shown (issue 27), without a GetTask; a forged one shows nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import httpx
 import pytest
 import websockets
 
+from a2aconsole.core import pending
 from a2aconsole.core.clock import SystemClock
 from a2aconsole.core.remote.client import Remote
 from a2aconsole.core.remote.http import new_http_client
@@ -96,8 +97,29 @@ async def test_status_only_pushes_reach_the_open_tabs(console: ConsoleServer, sd
             Tab(console, cookie, pages[1]) as timeline,
             Tab(console, cookie, "/ws/console/chat/?target=console") as chat,
         ):
+            # a forged push (its watch's id, not its token) is refused and shows nothing
+            forged = {
+                "statusUpdate": {
+                    "taskId": task.id,
+                    "contextId": task.context_id,
+                    "status": {
+                        "state": "TASK_STATE_WORKING",
+                        "message": {"messageId": "f1", "role": "ROLE_AGENT", "parts": [{"text": "forged 1/1"}]},
+                    },
+                }
+            }
+            async with httpx.AsyncClient(base_url=console.url, timeout=20) as c:
+                await eventually(lambda: pending.read(ws).records[0].push_token, what="the watch's token in the file")
+                real = str(pending.read(ws).records[0].push_token)
+                for token in ("not-the-token", real[:-1]):
+                    headers = {"X-A2A-Notification-Token": token}
+                    answer = await c.post(f"/a2a/push/{record.watch_id}", json=forged, headers=headers)
+                    assert answer.status_code == 404
+            checks = sdk_agent.methods.count("GetTask")
             sdk_agent.release("go")  # 200 status updates, each pushed, none changing the state
             await eventually(lambda: LAST in "".join(watches.frames), timeout=60, what="the last status on the watches")
+            # each push's own status message was shown: no GetTask for any of them
+            assert sdk_agent.methods.count("GetTask") == checks
             await eventually(lambda: LAST in "".join(timeline.frames), timeout=30, what="the last status on the task")
             await eventually(lambda: LAST in "".join(chat.frames), timeout=30, what="the last status in the chat")
             for tab in (watches, timeline, chat):
@@ -111,6 +133,7 @@ async def test_status_only_pushes_reach_the_open_tabs(console: ConsoleServer, sd
             assert sum('id="chat-log"' in f for f in chat.frames[1:]) <= 1
             line = next(f for f in reversed(chat.frames) if LAST in f)
             assert 'id="progress-' in line  # the task's line in the conversation
+            assert not any("forged" in f for tab in (watches, timeline, chat) for f in tab.frames)
         # stored: a reload shows the latest (the task page's timeline line, the watch row, the Tasks page row)
         async with httpx.AsyncClient(base_url=console.url, cookies={"sessionid": cookie}, timeout=20) as c:
             for path in (f"/tasks/bot/{task.id}/?target=console", "/watches/", "/tasks/", "/chat/console/"):

@@ -11,7 +11,9 @@ from asgiref.sync import sync_to_async
 from django.apps import apps
 from django.test import Client
 
+from a2aconsole.core.events import Event
 from a2aconsole.web import task_index
+from a2aconsole.web.broadcast import _store_all
 from a2aconsole.web.models import ChatTarget, TaskEvent, TaskRecord
 from a2aconsole.web.task_index import LAST_CHARS
 from tests.support.console import connect_socket, create_owner
@@ -40,6 +42,34 @@ def test_status_messages_are_kept_on_the_task_row_not_as_events() -> None:
     assert TaskEvent.objects.filter(task_id="t1", kind="progress").count() == 1
     row.refresh_from_db()
     assert row.progress == "artifact report: part one" and row.events == 3
+
+
+@pytest.mark.django_db
+def test_a_batch_of_status_messages_keeps_each_tasks_latest_in_order(django_assert_max_num_queries) -> None:
+    """A burst of pushes stored in one batch: each task's row gets its latest status message, a run of messages
+    reads the rows once (not once a message), and an event between them is folded in its place."""
+    emit("a", "state", "working", at=T0)
+    emit("b", "state", "working", at=T0)
+
+    def said(task_id: str, i: int) -> Event:
+        at = T0 + timedelta(seconds=i)
+        data = {"kind": "status", "state": "working"}
+        return Event("progress", "/w", "bot", task_id, at, target="console", text=f"{task_id} {i}", data=data)
+
+    burst = [said(task, i) for i in range(1, 51) for task in ("a", "b")]
+    with django_assert_max_num_queries(8):  # a read of both rows, a write of each, the transaction's own
+        stored = _store_all(burst)
+    assert stored == [0] * len(burst)  # each told to the tabs (without an event id: no event row)
+    rows = dict(TaskRecord.objects.values_list("task_id", "progress"))
+    assert rows == {"a": "a 50", "b": "b 50"}
+
+    middle = Event("state", "/w", "bot", "a", T0 + timedelta(seconds=61), target="console", state="submitted")
+    stored = _store_all([said("a", 60), middle, said("a", 62), said("a", 62)])
+    assert stored[0] == 0 and isinstance(stored[1], int) and stored[1] > 0 and stored[2] == 0
+    assert stored[3] is None  # the same message again: nothing changed, nothing told
+    row = TaskRecord.objects.get(task_id="a")
+    assert (row.state, row.progress) == ("submitted", "a 62")
+    assert TaskEvent.objects.filter(task_id="a").count() == 2  # the two state events; messages are no events
 
 
 @pytest.mark.django_db

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from collections.abc import AsyncIterator
@@ -13,8 +14,9 @@ from a2aconsole.asgi import application
 from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.pending import WatchRecord
 from a2aconsole.web.broadcast import ChannelsBroadcast
-from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
+from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent, TaskRecord
 from a2aconsole.web.process.body_limit import body_cap
 from a2aconsole.web.process.runtime import Runtime, build_runtime, close_runtime, install_runtime
 from a2aconsole.web.views.push import refused_before_body
@@ -108,6 +110,45 @@ async def test_watch_push_bad_token_rejected_over_http(make_agent, workspace, se
         assert r.status_code == 405
     await eventually(lambda: agent.methods.count("GetTask") >= checks + 1, what="the confirming check")
     assert rec.watch_id in rt.registry  # GetTask said `working`: the push's claim alone ends nothing
+
+
+async def test_pushed_status_is_stored_before_the_answer(make_sdk_agent, workspace, server, runtime_for, clock) -> None:
+    """A push answered 200 is in the database already: its status message on the task's row, its state as an event;
+    a batch of pushes at once is all stored (none waits for a GetTask: the pushes said `working`)."""
+    agent = make_sdk_agent(streaming=False)
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    await ChatTarget.objects.acreate(id="chat1", name="Chat", workspace=str(workspace.root), backend="web")
+    rt = await runtime_for(server.url, [workspace])
+    tasks = [await start_task(rt.remote, workspace, "bot", f"hold s{i}") for i in range(5)]
+    recs = [await add_record(workspace, t, "bot", clock) for t in tasks]
+    for rec in recs:
+        await rt.registry.arm(workspace, rec)
+    await eventually(lambda: agent.methods.count("GetTask") >= len(recs), what="the first checks")
+    tokens = {r.watch_id: r.push_token for r in pending.read(workspace).records}
+    checks = agent.methods.count("GetTask")
+
+    def body(task_id: str, state: str, text: str) -> dict:
+        message = {"messageId": text, "role": "ROLE_AGENT", "parts": [{"text": text}]}
+        return {"statusUpdate": {"taskId": task_id, "status": {"state": state, "message": message}}}
+
+    async with httpx.AsyncClient(base_url=server.url) as http:
+
+        async def push(rec: WatchRecord, state: str, text: str) -> int:
+            headers = {"X-A2A-Notification-Token": tokens[rec.watch_id]}
+            r = await http.post(f"/a2a/push/{rec.watch_id}", json=body(rec.task_id, state, text), headers=headers)
+            return r.status_code
+
+        answers = await asyncio.gather(*(push(r, "TASK_STATE_WORKING", f"step of {r.task_id}") for r in recs))
+        assert set(answers) == {200}
+        rows = {t.task_id: t.progress async for t in TaskRecord.objects.filter(task_id__in=[t.id for t in tasks])}
+        assert rows == {t.id: f"step of {t.id}" for t in tasks}  # stored before the answers, no waiting here
+
+        assert await push(recs[0], "TASK_STATE_SUBMITTED", "queued again") == 200
+        states = [
+            s async for s in TaskEvent.objects.filter(task_id=tasks[0].id, kind="state").values_list("state", flat=True)
+        ]
+        assert states[-1] == "submitted"
+    assert agent.methods.count("GetTask") == checks
 
 
 async def test_push_scale_out_checks_files_and_wakes_worker(make_agent, workspace, server, runtime_for, clock) -> None:

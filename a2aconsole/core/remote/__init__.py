@@ -9,6 +9,7 @@ from a2aconsole.core.remote.errors import RemoteError
 from a2aconsole.core.remote.http import new_http_client
 from a2aconsole.core.remote.limits import CallLimits
 from a2aconsole.core.remote.pool import ConnectionPool
+from a2aconsole.core.remote.push_body import push_event
 from a2aconsole.core.remote.values import (
     ArtifactUpdate,
     MessageValue,
@@ -46,4 +47,5 @@ __all__ = [
     "new_http_client",
     "new_id",
     "outgoing_message",
+    "push_event",
 ]

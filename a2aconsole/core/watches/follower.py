@@ -4,10 +4,11 @@
 `Following` mixin with its per-watch `WatchState`). A send starts it at a send's pace (`follow(conn)`):
 GetTask at once, then the stream (rebuilding the task from its events), else GetTask every 0.5 s doubling
 to 2 s. When the wait runs out, the registry of the process takes it over (`take_over`) and it goes on at
-a watch's pace: push (the agent POSTs updates, each wakes the follower, which confirms with GetTask; a
-safety GetTask every 10 min), subscribe (a stream held at most 5 min, then GetTask and a new stream; 3
-failed streams in a row, one that ends before the task settles counts, switch to polling; every stream's end is
-confirmed with GetTask at once) or poll
+a watch's pace: push (the agent POSTs updates: each push's state and status message are told at once,
+`pushed`; one that says the task settled wakes the follower, which confirms with GetTask; a safety GetTask
+every 10 min), subscribe (a stream held at most 5 min, then GetTask and a new stream; 3 failed streams in a
+row, one that ends before the task settles counts, switch to polling; every stream's end is confirmed with
+GetTask at once) or poll
 (GetTask after 15 s, 30 s, 1 min, 2 min, then every 5 min). A watch restored from the file starts at
 that pace. The stream is read the same way throughout (`fold`), and progress reported the same way: a
 status message or an artifact update is a `progress` event, so a live page can show what the agent says
@@ -59,6 +60,7 @@ SUBSCRIBE_FAILURES = 3
 SEND_POLL_FIRST = 0.5
 SEND_POLL_MAX = 2.0
 PROGRESS_CHARS = 1024  # what a progress event keeps of a status message or an artifact update
+RUNNING = ("submitted", "working")  # the states a push may say without the watch asking GetTask
 LOST = "lost"  # the end, and the last state, of a watch whose agent no longer knows its task
 SHORT_TASK = 4  # characters of a task id a notice shows
 SAID_CHARS = 60  # of the last status message, what the lost notice repeats
@@ -201,6 +203,18 @@ class Follower:
         self.woken = True
         if self.waker is not None and not self.waker.done():
             self.waker.cancel()
+
+    async def pushed(self, ev: TaskEvent) -> bool:
+        """A push's own news, told at once (its token authenticates its sender): its state, its status message or
+        artifact. True when the watch must still confirm with GetTask: the push says the task settled (or a state
+        the console does not know), and the watch's end is decided from the agent's answer, never from a push."""
+        if isinstance(ev, ArtifactUpdate):
+            await self._progress(ev)
+            return False
+        status = ev.status  # a task or a status update
+        await self._saw(status.state, first=False)  # a push is no first answer: `away` is for GetTask to say
+        await self._heard(status)
+        return status.state not in RUNNING
 
     def take_over(self, host: FollowHost, ws: Workspace, deadline: float) -> None:
         """The send's wait ran out: from now on this follower is a watch of `host` (its registry), at a watch's
@@ -462,8 +476,8 @@ class Follower:
         a lease taken over) and the agent's first answer since was already settled (terminal or a question)."""
         return self.restored and is_settled(self.first_state)
 
-    async def _saw(self, state: str) -> None:
-        if state and not self.first_state:
+    async def _saw(self, state: str, *, first: bool = True) -> None:
+        if first and state and not self.first_state:
             self.first_state = state
         if state and state != self.state:
             self.state = state

@@ -42,7 +42,7 @@ from a2aconsole.core.events import (
 )
 from a2aconsole.core.files import Workspace, origin
 from a2aconsole.core.pending import PendingBatcher, PendingTx, WatchRecord, clear_sending, is_sending, sender_alive
-from a2aconsole.core.remote import CallLimits, ConnectionPool, Remote, TaskSnapshot
+from a2aconsole.core.remote import CallLimits, ConnectionPool, Remote, TaskSnapshot, push_event
 from a2aconsole.core.results import has_files, is_interrupted, outcome_event, result_text, task_outcome
 from a2aconsole.core.scrubber import Scrubber, Scrubbers
 from a2aconsole.core.watches.control import take_watches
@@ -233,8 +233,14 @@ class WatchRegistry:
     # push
 
     async def on_push(self, watch_id: str, token: str | None, body: bytes) -> str:
-        """A push arrived: "ok" (the watch confirms with GetTask), "not_found" (unknown watch or bad token,
-        nothing happens) or "bad_request" (not JSON, or not about this watch's task)."""
+        """A push arrived: "ok", "not_found" (unknown watch or bad token, nothing happens) or "bad_request" (not
+        JSON, or not about this watch's task).
+
+        Its own news (state, status message, artifact) is told at once, and "ok" returned once those events are
+        stored (the sink's `emit` returns then): an answered push is in the history, and one the process died
+        before answering is found again by the restored watch's first GetTask. A push that says the task settled
+        (or that the console cannot read) wakes the watch to confirm with GetTask; the pushes that arrive while that
+        check runs make one more check after it, not one each (`Follower.wake` is a flag)."""
         w = self._watches.get(watch_id)
         if w is None or not token_matches(w.record.push_token, token):
             return "not_found"
@@ -244,7 +250,9 @@ class WatchRegistry:
             return "bad_request"
         if task_id != w.record.task_id:
             return "bad_request"
-        self.wake(watch_id)
+        ev = push_event(body)
+        if ev is None or await w.pushed(ev):
+            self.wake(watch_id)
         return "ok"
 
     def accepts(self, watch_id: str, token: str | None) -> bool:

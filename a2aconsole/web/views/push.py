@@ -3,10 +3,11 @@
 Unknown watch or wrong token -> 404 and nothing happens (constant-time compare, the same answer for
 both; a push with no token at all is answered before its body is read); body over `body_cap()` -> 413
 (refused in front of Django, see `a2aconsole.web.process.body_limit`; checked here again for any other way in);
-not JSON, or about another task -> 400; a good push -> 200 at once: it only wakes the watch, which
-confirms the state with GetTask, so the same push twice changes nothing more. No body makes it answer
-500. In the embedded default the registry is in this process; in scale-out the push is checked against
-`pending.json` and handed to the worker over the channel layer.
+not JSON, or about another task -> 400; a good push -> 200 once its own news (state, status message) is
+stored and shown; a push that says the task settled wakes the watch, which decides the end with GetTask
+(`WatchRegistry.on_push`). No body makes it answer 500. In the embedded default the registry is in this
+process; in scale-out the push is checked against `pending.json` and only wakes the worker over the channel
+layer (the worker's watch confirms with GetTask).
 """
 
 from __future__ import annotations
