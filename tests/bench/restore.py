@@ -367,7 +367,7 @@ def bench(watches: int, push_share: float, profile: str | None, limit: float) ->
         if profile:
             spy = subprocess.Popen(
                 [
-                    str(Path(sys.executable).parent / "py-spy"),
+                    shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy"),
                     "record",
                     "--nonblocking",
                     "-o",
