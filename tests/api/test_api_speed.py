@@ -213,6 +213,17 @@ async def test_an_api_send_commits_once(host: Host, monkeypatch) -> None:
     assert kinds.count(SENT) == 1 and kinds.count(RESULT) == 1, kinds
 
 
+async def test_a_send_with_an_idempotency_key_claims_it_in_one_transaction(host: Host, monkeypatch) -> None:
+    assert (await host.call({"action": "agents"}))[0] == 200  # notes the token's use
+    writes = _Writes(monkeypatch)
+    body = {"action": "send", "agent": "echo", "message": "keyed"}
+    status, answer = await host.call(body, headers={"Idempotency-Key": "k-1"})
+    assert status == 200 and answer["state"] == "completed"
+    # the key claimed (old keys forgotten in the same transaction), the events, the answer kept: three commits
+    assert writes.commits == 3, writes.writes
+    assert (await host.call(body, headers={"Idempotency-Key": "k-1"}))[1] == answer  # and kept it is
+
+
 async def test_a_send_cut_short_keeps_the_events_it_emitted(host: Host, monkeypatch, caplog) -> None:
     from a2aconsole.core.tool import tool as tool_module
 

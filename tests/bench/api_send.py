@@ -1,6 +1,6 @@
 """Benchmark: a send through the JSON API (`POST /api/v1/targets/<id>/tool`) against the bare a2a-sdk client.
 
-    .venv/bin/python -m tests.bench.api_send [N] [--tab] [--host]
+    .venv/bin/python -m tests.bench.api_send [N] [--tab] [--host] [--key]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/<a new, empty database> .venv/bin/python -m tests.bench.api_send
 
 A real console (`manage.py serve`: daphne, the embedded worker, SQLite in its data folder) and a real Python
@@ -18,7 +18,8 @@ paired per round: the median of each round's difference), and the console proces
 (user + system: steadier than latency on a loaded machine; the bare sends cost the console nothing). With
 `--tab`, a WebSocket client sits on the dashboard the whole time (every call's events make it render): renders
 must not sit on the calls' path. With `--host`, the calls go to a chat target of their own (as a real agent
-host's do) rather than the console's own.
+host's do) rather than the console's own. With `--key`, every call carries an `Idempotency-Key` of its own (a host
+that retries safely): the key's claim and the kept answer are two more transactions.
 
 Then, in this process, the same calls through the same ASGI application (its middleware, view, tool and
 event sink) against the same database, with every SQL statement counted: statements, writes, write
@@ -49,6 +50,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = "console"  # `--host`: a chat target of its own ("bench", over the same workspace), as a real host has
+KEYED = False  # `--key`: an Idempotency-Key on every call
+
+
+def key_header() -> dict[str, str]:
+    return {"Idempotency-Key": uuid.uuid4().hex} if KEYED else {}
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -126,7 +132,9 @@ async def over_the_wire(n: int, server: Any, agent_url: str, token: str, tab: st
 
     async def via_api(i: int) -> None:
         r = await api.post(
-            f"/api/v1/targets/{TARGET}/tool", json={"action": "send", "agent": "echo", "message": f"hi {i}"}
+            f"/api/v1/targets/{TARGET}/tool",
+            json={"action": "send", "agent": "echo", "message": f"hi {i}"},
+            headers=key_header(),
         )
         assert r.status_code == 200 and r.json().get("state") == "completed", r.text
 
@@ -336,7 +344,7 @@ async def in_process(n: int, token: str) -> None:
             r = await api.post(
                 f"/api/v1/targets/{TARGET}/tool",
                 json={"action": "send", "agent": "echo", "message": f"counted {i}"},
-                headers={"Authorization": f"Bearer {token}"},
+                headers={"Authorization": f"Bearer {token}", **key_header()},
             )
             assert r.status_code == 200 and r.json().get("state") == "completed", r.text
 
@@ -378,9 +386,10 @@ def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     n = int(args[0]) if args else 200
     with_tab = "--tab" in sys.argv
+    global TARGET, KEYED
     if "--host" in sys.argv:
-        global TARGET
         TARGET = "bench"
+    KEYED = "--key" in sys.argv
     base = Path(tempfile.mkdtemp(prefix="a2a-bench-api-"))
     os.environ.update(
         {
