@@ -29,7 +29,7 @@ from a2aconsole.core.events import RESULT, SENT, Event
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web import broadcast
 from a2aconsole.web.broadcast import ChannelsBroadcast, deferred_events
-from a2aconsole.web.models import ApiToken, TaskEvent, TaskRecord
+from a2aconsole.web.models import ApiToken, ChatTarget, TaskEvent, TaskRecord
 from tests.support.agents import TestAgent
 from tests.support.api_host import Host, make_host
 from tests.support.asgi import asgi_client, count_thread_hops
@@ -202,11 +202,14 @@ class _Writes:
 
 
 async def test_an_api_send_commits_once(host: Host, monkeypatch) -> None:
-    assert (await host.call({"action": "send", "agent": "echo", "message": "first"}))[0] == 200  # notes the token's use
+    first = {"action": "send", "agent": "echo", "message": "first", "hops": 3}
+    assert (await host.call(first))[0] == 200  # notes the token's use and the hops
+    assert (await ChatTarget.objects.aget(pk=host.target.id)).inbound_hops == 3
     writes = _Writes(monkeypatch)
-    status, answer = await host.call({"action": "send", "agent": "echo", "message": "counted"})
+    status, answer = await host.call({"action": "send", "agent": "echo", "message": "counted", "hops": 3})
     assert status == 200 and answer["state"] == "completed"
-    # the token checked (a read), its use noted a minute ago already; the events and the task's row: one transaction
+    # the token checked (a read), its use noted a minute ago already, the hops the same; the events and the task's
+    # row: one transaction
     assert writes.commits == 1, writes.writes
     assert len(writes.writes) == 2, writes.writes  # one INSERT of the events, one of the task's row
     kinds = [k for k, _ in await _events(answer["taskId"])]
