@@ -166,7 +166,8 @@ def _store_batch(events: list[Event]) -> list[int | None]:
         out.append(row)
     TaskEvent.objects.bulk_create(new)
     rows.save()
-    return [r.id if isinstance(r, TaskEvent) else r for r in out]
+    # a database that does not return the new ids (SQLite before 3.35): stored, told without an id
+    return [(r.id or 0) if isinstance(r, TaskEvent) else r for r in out]
 
 
 def _store_all(events: list[Event]) -> list[int | None | BaseException]:
