@@ -122,7 +122,12 @@ class TaskRows:
         self.changed = {}
 
 
-_FOLDED = [f.name for f in TaskRecord._meta.concrete_fields if not f.primary_key and f.name not in ("agent", "task_id")]
+# what `fold` may change: every stored field but the key and the two that name the task (and any the database makes)
+_FOLDED = [
+    f.name
+    for f in TaskRecord._meta.concrete_fields
+    if not f.primary_key and not f.generated and f.name not in ("agent", "task_id")
+]
 
 
 def note(event_row: Any) -> None:
