@@ -11,7 +11,6 @@ from channels.management.commands import runworker
 from channels.worker import Worker
 from django.conf import settings
 
-from a2aconsole.web.process import heap
 from a2aconsole.web.process.metrics_server import start_metrics_server
 from a2aconsole.web.process.runtime import WORKER_CHANNEL, start_worker, stop_worker
 
@@ -20,7 +19,6 @@ class WatchingWorker(Worker):
     async def handle(self) -> None:
         if WORKER_CHANNEL in self.channels:
             metrics = start_metrics_server(settings.A2A_METRICS, settings.A2A_METRICS_LISTEN)
-            heap.keep_loaded()  # before the restore makes its watches (`process/heap.py`)
             await start_worker()
             try:
                 await super().handle()

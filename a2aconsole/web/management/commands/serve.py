@@ -107,10 +107,8 @@ class Command(BaseCommand):
         from twisted.internet import defer, reactor
 
         from a2aconsole.asgi import application
-        from a2aconsole.web.process import background, heap
+        from a2aconsole.web.process import background
         from a2aconsole.web.server import Server
-
-        heap.keep_loaded()  # the application is built: what is loaded now lives as long as the process
 
         started: dict[str, asyncio.Task[None]] = {}
 
