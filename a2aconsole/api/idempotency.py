@@ -6,6 +6,9 @@ runs in a task of its own, so a client that hangs up (Django then cancels the vi
 call half-way, and stores the answer's bytes exactly as they were sent. Within 24 h the same key with
 the same body gets those bytes again; with another body, a 422. A retry that arrives while the first
 call still runs joins it when it runs in this process, else gets a 409 to retry shortly.
+
+Its database work runs on the kept connections of `web.db_threads`, not the request's own (opened and closed with
+each request): the claim and the expiry of old keys are one transaction, the stored answer another.
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
-from django.db import DatabaseError, IntegrityError
+from django.db import DatabaseError, IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 
 from a2aconsole.api.calls import BadCall
 from a2aconsole.api.errors import error
 from a2aconsole.api.models import IdempotentCall
+from a2aconsole.web import db_threads
 
 log = logging.getLogger(__name__)
 
@@ -63,19 +67,37 @@ def _answer(status: int, content: bytes, replayed: bool) -> HttpResponse:
     return resp
 
 
+def _claim(token_id: int, key: str, digest: str) -> int:
+    """Claim the key (its row, before anything is sent), and forget the keys older than KEEP: one transaction."""
+    now = timezone.now()
+    with transaction.atomic():
+        IdempotentCall.objects.filter(created_at__lt=now - KEEP).delete()
+        return IdempotentCall.objects.create(token_id=token_id, key=key, body_hash=digest, created_at=now).pk
+
+
+def _answered(pk: int, status: int | None, content: bytes | None) -> None:
+    """Store the call's answer (None: the call failed before the tool; its key is free again)."""
+    if status is None:
+        IdempotentCall.objects.filter(pk=pk).delete()
+    else:
+        IdempotentCall.objects.filter(pk=pk).update(status=status, answer=content)
+
+
+def _claimed(token_id: int, key: str) -> IdempotentCall | None:
+    return IdempotentCall.objects.filter(token_id=token_id, key=key).first()
+
+
 async def once(token_id: int, key: str, digest: str, call: Callable[[], Awaitable[JsonResponse]]) -> HttpResponse:
     """`call`'s answer, made at most once per (token, key) within 24 h."""
-    now = timezone.now()
     try:
-        await IdempotentCall.objects.filter(created_at__lt=now - KEEP).adelete()
-        row = await IdempotentCall.objects.acreate(token_id=token_id, key=key, body_hash=digest, created_at=now)
+        pk = await db_threads.run(_claim, token_id, key, digest)
     except IntegrityError:
         return await _again(token_id, key, digest)
     except DatabaseError as e:  # without the claim a retry could send twice: send nothing
         log.warning("claiming an %s failed (%s)", HEADER, type(e).__name__)
         return error(503, "the console is busy; try again shortly", Retry_After="1")
     # a context of its own: the request's (its thread for sync database calls) ends when the host hangs up
-    task = asyncio.get_running_loop().create_task(_run(row.pk, call), context=contextvars.Context())
+    task = asyncio.get_running_loop().create_task(_run(pk, call), context=contextvars.Context())
     _running[(token_id, key)] = task
     task.add_done_callback(lambda t: _done(t, (token_id, key)))
     status, content = await asyncio.shield(task)  # the host hanging up cancels this await, not the call
@@ -95,15 +117,15 @@ async def _run(pk: int, call: Callable[[], Awaitable[JsonResponse]]) -> Answer:
     try:
         resp = await call()
     except Exception:
-        await IdempotentCall.objects.filter(pk=pk).adelete()
+        await db_threads.run(_answered, pk, None, None)
         raise
-    await IdempotentCall.objects.filter(pk=pk).aupdate(status=resp.status_code, answer=resp.content)
+    await db_threads.run(_answered, pk, resp.status_code, resp.content)
     return resp.status_code, resp.content
 
 
 async def _again(token_id: int, key: str, digest: str) -> HttpResponse:
     """A key already claimed: the first answer, the in-flight call's answer, or why not."""
-    row = await IdempotentCall.objects.filter(token_id=token_id, key=key).afirst()
+    row = await db_threads.run(_claimed, token_id, key)
     if row is None:  # expired and deleted in between: nothing was answered for it within 24 h
         return error(409, f"that {HEADER} was just released; retry the call", HEADER, Retry_After="1")
     if row.body_hash != digest:

@@ -51,23 +51,15 @@ _seqs: OrderedDict[str, int] = OrderedDict()
 
 def _repeats(event: Event) -> bool:
     """The task's latest outcome event says exactly this already (a re-check of a finished or unchanged task)."""
-
     if event.kind not in REPEATABLE or not event.task_id:
         return False
-    last = (
-        TaskEvent.objects.filter(agent=event.agent, task_id=event.task_id, kind__in=(*REPEATABLE, "sent"))
-        .order_by("-created_at", "-id")
-        .values("kind", "state", "text", "data")
-        .first()
-    )
-    if last is None:
-        return False
-    return (last["kind"], last["state"], last["text"], _outcome_data(last["data"])) == (
-        event.kind,
-        event.state,
-        event.text,
-        _outcome_data(event.data),
-    )
+    last = _last_outcome(event.agent, event.task_id)
+    return last is not None and last[1:] == _said(event)
+
+
+def _said(event: Event) -> tuple[Any, ...]:
+    """What an outcome event says, as `_repeats` compares it."""
+    return (event.kind, event.state, event.text, _outcome_data(event.data))
 
 
 def _outcome_data(data: object) -> object:
@@ -81,11 +73,6 @@ def _store(event: Event) -> int | None:
     repeats the task's last outcome (a re-check)."""
     with transaction.atomic():
         return _store_one(event)
-
-
-def _status_only(event: Event) -> bool:
-    """A status message told while the task works: kept on its task's row only, not as an event."""
-    return event.kind == "progress" and isinstance(event.data, dict) and event.data.get("kind") == "status"
 
 
 def _row_fields(event: Event) -> dict[str, Any]:
@@ -103,38 +90,17 @@ def _row_fields(event: Event) -> dict[str, Any]:
     }
 
 
-def _store_batch(events: list[Event]) -> list[int | None | BaseException]:
-    """`_store_one` for each event, in order, except that a run of status messages in a row (a burst of pushes) is
-    kept on their tasks' rows together (`task_index.note_progress_all`: one query for the run, not two a message);
-    the run is written before the next other event, so every row sees the events in their order."""
-    out: list[int | None | BaseException] = [None] * len(events)
-    run: list[int] = []
-
-    def keep_run() -> None:
-        noted = task_index.note_progress_all([TaskEvent(**_row_fields(events[i])) for i in run])
-        for i, changed in zip(run, noted, strict=True):
-            out[i] = 0 if changed else None  # 0: told to the tabs without an event id
-        run.clear()
-
-    for i, event in enumerate(events):
-        if _status_only(event):
-            run.append(i)
-            continue
-        if run:
-            keep_run()
-        out[i] = _store_one(event)
-    if run:
-        keep_run()
-    return out
+def _status_only(event: Event) -> bool:
+    """A status message told while the task works: kept on the task's row only, not as an event."""
+    return event.kind == "progress" and isinstance(event.data, dict) and event.data.get("kind") == "status"
 
 
 def _store_one(event: Event) -> int | None:
 
     if _repeats(event):
         return None
-    status_only = _status_only(event)
     fields = _row_fields(event)
-    if status_only:  # the latest line on the task's row; 0: told to the tabs without an event id
+    if _status_only(event):  # the latest line on the task's row; 0: told to the tabs without an event id
         return 0 if task_index.note_progress(TaskEvent(**fields)) else None
     if event.key:
         row, created = TaskEvent.objects.get_or_create(key=event.key, defaults=fields)
@@ -146,6 +112,62 @@ def _store_one(event: Event) -> int | None:
     if isinstance(event.data, dict) and outgoing.KIND in event.data:
         outgoing.took(event.kind, event.data)
     return row.id
+
+
+OUTCOME_KINDS = (*REPEATABLE, "sent")  # what `_repeats` compares an outcome with: the task's latest of these
+
+
+def _last_outcome(agent: str, task_id: str) -> tuple[Any, ...] | None:
+    """The task's latest outcome event (`OUTCOME_KINDS`) as (created_at, kind, state, text, outcome data)."""
+    last = (
+        TaskEvent.objects.filter(agent=agent, task_id=task_id, kind__in=OUTCOME_KINDS)
+        .order_by("-created_at", "-id")
+        .values_list("created_at", "kind", "state", "text", "data")
+        .first()
+    )
+    return None if last is None else (*last[:4], _outcome_data(last[4]))
+
+
+def _store_batch(events: list[Event]) -> list[int | None]:
+    """Store the events in order, as `_store_one` each would (call inside a transaction), in a few statements for
+    the whole batch: the keys already stored, one INSERT of the new events, their tasks' rows read and written once
+    (`task_index.TaskRows`), and a task's last outcome read only for an outcome the batch itself does not follow
+    (an API send's batch starts with its `sent`: its state and result are compared with that, not the history)."""
+    last: dict[tuple[str, str], tuple[Any, ...] | None] = {}
+    keys = {e.key for e in events if e.key}
+    taken = set(TaskEvent.objects.filter(key__in=keys).values_list("key", flat=True)) if keys else set()
+    rows = task_index.TaskRows((e.agent, e.task_id) for e in events)
+    out: list[TaskEvent | int | None] = []
+    new: list[TaskEvent] = []
+    for event in events:
+        pair = (event.agent, event.task_id)
+        said = _said(event)
+        if event.kind in REPEATABLE and event.task_id:
+            if pair not in last:
+                last[pair] = _last_outcome(*pair)
+            if last[pair] is not None and last[pair][1:] == said:
+                out.append(None)  # repeats the task's last outcome
+                continue
+        row = TaskEvent(**_row_fields(event), key=event.key)
+        if _status_only(event):
+            out.append(0 if rows.note_progress(row) else None)
+            continue
+        if event.key in taken:  # already in the history, or earlier in this batch
+            out.append(None)
+            continue
+        if event.key:
+            taken.add(event.key)
+        if event.kind in OUTCOME_KINDS and event.task_id and (last.get(pair) is None or event.at >= last[pair][0]):
+            last[pair] = (event.at, *said)
+        rows.note(row)
+        if isinstance(event.data, dict) and outgoing.KIND in event.data:
+            outgoing.took(event.kind, event.data)
+        new.append(row)
+        out.append(row)
+    TaskEvent.objects.bulk_create(new)
+    rows.save()
+    # a database that does not return the new ids (SQLite before 3.35): stored, told without an id
+    return [(r.id or 0) if isinstance(r, TaskEvent) else r for r in out]
 
 
 def _store_all(events: list[Event]) -> list[int | None | BaseException]:

@@ -19,6 +19,7 @@ from channels.layers import get_channel_layer
 
 from a2aconsole.core.chat import MAX_HOPS
 from a2aconsole.core.tasks import cancel_and_wait
+from a2aconsole.web import db_threads
 from a2aconsole.web.models import ChatTarget
 
 log = logging.getLogger(__name__)
@@ -27,12 +28,17 @@ CHANNEL = "a2a-inbound"
 
 
 async def set_inbound_hops(target: ChatTarget | str, hops: int) -> None:
-    """Keep the hop count of the target's last inbound message (the API's `hops`, or an `a2a.inbound` message)."""
+    """Keep the hop count of the target's last inbound message (the API's `hops`, or an `a2a.inbound` message), on a
+    kept database connection (`db_threads`): an API call's, not one opened for it."""
     if isinstance(target, str):
         target = await ChatTarget.objects.aget(pk=target)
     if target.inbound_hops != hops:
-        target.inbound_hops = hops
-        await target.asave(update_fields=["inbound_hops"])
+        await db_threads.run(_keep_hops, target, hops)
+
+
+def _keep_hops(target: ChatTarget, hops: int) -> None:
+    target.inbound_hops = hops
+    target.save(update_fields=["inbound_hops"])
 
 
 async def handle_inbound(message: dict[str, Any]) -> None:

@@ -79,46 +79,70 @@ def search_words(record: Any) -> str:
     return " ".join(dict.fromkeys(text.lower().split()))
 
 
+class TaskRows:
+    """The task rows a batch of events folds into: read in one query, each written once (`save`), so a batch of
+    events (an API send's sent, state and result; a burst of pushes) costs two statements, not two an event.
+    Use inside the transaction that stores the events."""
+
+    def __init__(self, pairs: Any) -> None:
+        self.rows = rows_of({p for p in pairs if p[1]}, full=True)
+        self.changed: dict[tuple[str, str], Any] = {}
+
+    def _row(self, event_row: Any) -> Any:
+        key = (event_row.agent, event_row.task_id)
+        record = self.rows.get(key)
+        if record is None:
+            record = self.rows[key] = TaskRecord(agent=key[0], task_id=key[1], started_at=None, updated_at=None)
+        self.changed[key] = record
+        return record
+
+    def note(self, event_row: Any) -> None:
+        """Fold a stored `TaskEvent` into its task's row."""
+        if event_row.task_id:  # a message-only reply, or an error before any task: no task to list
+            fold(self._row(event_row), event_row)
+
+    def note_progress(self, event_row: Any) -> bool:
+        """Keep a status message (an unsaved `TaskEvent`) on its task's row; False when the row says it already."""
+        if not event_row.task_id:
+            return False
+        record = self.rows.get((event_row.agent, event_row.task_id))
+        if record is not None and record.progress == progress_line(event_row.text, event_row.data):
+            return False
+        fold(self._row(event_row), event_row, stored=False)
+        return True
+
+    def save(self) -> None:
+        """Write the rows changed: the new ones in one INSERT, the others in one UPDATE."""
+        new = [r for r in self.changed.values() if r.pk is None]
+        old = [r for r in self.changed.values() if r.pk is not None]
+        if new:
+            TaskRecord.objects.bulk_create(new)
+        if old:
+            TaskRecord.objects.bulk_update(old, _FOLDED)
+        self.changed = {}
+
+
+# what `fold` may change: every stored field but the key and the two that name the task (and any the database makes)
+_FOLDED = [
+    f.name
+    for f in TaskRecord._meta.concrete_fields
+    if not f.primary_key and not f.generated and f.name not in ("agent", "task_id")
+]
+
+
 def note(event_row: Any) -> None:
     """Fold a just-stored `TaskEvent` into its task's row (call inside the transaction that stored it)."""
-
-    if not event_row.task_id:  # a message-only reply, or an error before any task: no task to list
-        return
-    record = TaskRecord.objects.filter(agent=event_row.agent, task_id=event_row.task_id).first()
-    if record is None:
-        record = TaskRecord(agent=event_row.agent, task_id=event_row.task_id, started_at=None, updated_at=None)
-    fold(record, event_row)
-    record.save()
+    rows = TaskRows([(event_row.agent, event_row.task_id)])
+    rows.note(event_row)
+    rows.save()
 
 
 def note_progress(event_row: Any) -> bool:
     """Keep a status message on its task's row (an unsaved `TaskEvent`); False when the row says it already."""
-    return note_progress_all([event_row])[0]
-
-
-def note_progress_all(event_rows: list[Any]) -> list[bool]:
-    """`note_progress` for a batch of status messages (a burst of pushes, stored together): their tasks' rows read
-    in one query and each saved once, however many of its messages the batch holds; for each message, whether
-    its row changed."""
-    keys = {(e.agent, e.task_id) for e in event_rows if e.task_id}
-    found = TaskRecord.objects.filter(task_id__in={task for _, task in keys})
-    records = {(r.agent, r.task_id): r for r in found if (r.agent, r.task_id) in keys}
-    changed: dict[tuple[str, str], Any] = {}
-    noted: list[bool] = []
-    for e in event_rows:
-        key = (e.agent, e.task_id)
-        record = records.get(key)
-        if not e.task_id or (record is not None and record.progress == progress_line(e.text, e.data)):
-            noted.append(False)
-            continue
-        if record is None:
-            record = records[key] = TaskRecord(agent=e.agent, task_id=e.task_id, started_at=None, updated_at=None)
-        fold(record, e, stored=False)
-        changed[key] = record
-        noted.append(True)
-    for record in changed.values():
-        record.save()
-    return noted
+    rows = TaskRows([(event_row.agent, event_row.task_id)])
+    told = rows.note_progress(event_row)
+    rows.save()
+    return told
 
 
 def progress_of(pairs: Any) -> dict[tuple[str, str], Any]:
@@ -126,17 +150,18 @@ def progress_of(pairs: Any) -> dict[tuple[str, str], Any]:
     return {key: row for key, row in rows_of(pairs).items() if row.progress}
 
 
-def rows_of(pairs: Any, times: bool = False) -> dict[tuple[str, str], Any]:
+def rows_of(pairs: Any, times: bool = False, full: bool = False) -> dict[tuple[str, str], Any]:
     """The rows of these (agent, task id) pairs with what a watch row shows (state, progress line), and when
-    `times` when each started and finished (a chat's task cards): one query. A row's state is its latest
-    event's (`fold`), so a watch table reads it here, not from the history."""
+    `times` when each started and finished (a chat's task cards), or with every field when `full`: one query. A
+    row's state is its latest event's (`fold`), so a watch table reads it here, not from the history."""
 
     wanted = set(pairs)
     if not wanted:
         return {}
     rows = TaskRecord.objects.filter(task_id__in={t for _, t in wanted})
-    shown = ("agent", "task_id", "state", "progress", "progress_at")
-    rows = rows.only(*shown, *(("started_at", "finished_at", "updated_at") if times else ()))
+    if not full:
+        shown = ("agent", "task_id", "state", "progress", "progress_at")
+        rows = rows.only(*shown, *(("started_at", "finished_at", "updated_at") if times else ()))
     return {(r.agent, r.task_id): r for r in rows if (r.agent, r.task_id) in wanted}
 
 

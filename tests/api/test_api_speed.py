@@ -3,6 +3,8 @@
 - a token's `last_used_at` is written at most once per TOKEN_USE_SECONDS, not at every call, and still written;
 - a call's events are queued while it runs and written together before its answer leaves: all stored, each once,
   with calls running concurrently; one that fails to store does not take the others of its batch with it;
+- a send commits once (its events and its task's row, in one transaction), and a send cut short by a failure keeps
+  the events it emitted before it;
 - an API call is not handed to another thread by the console's session middleware (api/handler.py), yet
   answers with the same security headers and host check;
 - a console killed (SIGKILL) right after answering a call has the call's events in its database.
@@ -27,7 +29,7 @@ from a2aconsole.core.events import RESULT, SENT, Event
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web import broadcast
 from a2aconsole.web.broadcast import ChannelsBroadcast, deferred_events
-from a2aconsole.web.models import ApiToken, TaskEvent
+from a2aconsole.web.models import ApiToken, ChatTarget, TaskEvent, TaskRecord
 from tests.support.agents import TestAgent
 from tests.support.api_host import Host, make_host
 from tests.support.asgi import asgi_client, count_thread_hops
@@ -171,6 +173,72 @@ async def test_an_event_that_cannot_be_stored_leaves_the_rest_of_its_batch(caplo
         await sink.emit(_event("state", "after"))
     assert [e.text async for e in TaskEvent.objects.order_by("id")] == ["before", "after"]
     assert "storing a state event of task t-1 failed" in caplog.text
+
+
+class _Writes:
+    """The SQL writes of any thread, and the transactions committed (an autocommit write is one of its own)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from django.db.backends.base.base import BaseDatabaseWrapper
+        from django.db.backends.utils import CursorWrapper
+
+        self.writes: list[str] = []
+        self.commits = 0
+        execute, commit = CursorWrapper._execute, BaseDatabaseWrapper._commit
+        me = self
+
+        def counted_execute(cursor: Any, sql: str, *args: Any) -> Any:
+            if sql.lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE")):
+                me.writes.append(sql.split(" (", 1)[0][:40])
+                me.commits += not cursor.db.in_atomic_block
+            return execute(cursor, sql, *args)
+
+        def counted_commit(db: Any) -> Any:
+            me.commits += 1
+            return commit(db)
+
+        monkeypatch.setattr(CursorWrapper, "_execute", counted_execute)
+        monkeypatch.setattr(BaseDatabaseWrapper, "_commit", counted_commit)
+
+
+async def test_an_api_send_commits_once(host: Host, monkeypatch) -> None:
+    first = {"action": "send", "agent": "echo", "message": "first", "hops": 3}
+    assert (await host.call(first))[0] == 200  # notes the token's use and the hops
+    assert (await ChatTarget.objects.aget(pk=host.target.id)).inbound_hops == 3
+    writes = _Writes(monkeypatch)
+    status, answer = await host.call({"action": "send", "agent": "echo", "message": "counted", "hops": 3})
+    assert status == 200 and answer["state"] == "completed"
+    # the token checked (a read), its use noted a minute ago already, the hops the same; the events and the task's
+    # row: one transaction
+    assert writes.commits == 1, writes.writes
+    assert len(writes.writes) == 2, writes.writes  # one INSERT of the events, one of the task's row
+    kinds = [k for k, _ in await _events(answer["taskId"])]
+    assert kinds.count(SENT) == 1 and kinds.count(RESULT) == 1, kinds
+
+
+async def test_a_send_with_an_idempotency_key_claims_it_in_one_transaction(host: Host, monkeypatch) -> None:
+    assert (await host.call({"action": "agents"}))[0] == 200  # notes the token's use
+    writes = _Writes(monkeypatch)
+    body = {"action": "send", "agent": "echo", "message": "keyed"}
+    status, answer = await host.call(body, headers={"Idempotency-Key": "k-1"})
+    assert status == 200 and answer["state"] == "completed"
+    # the key claimed (old keys forgotten in the same transaction), the events, the answer kept: three commits
+    assert writes.commits == 3, writes.writes
+    assert (await host.call(body, headers={"Idempotency-Key": "k-1"}))[1] == answer  # and kept it is
+
+
+async def test_a_send_cut_short_keeps_the_events_it_emitted(host: Host, monkeypatch, caplog) -> None:
+    from a2aconsole.core.tool import tool as tool_module
+
+    async def broken(*args: Any) -> Any:
+        raise RuntimeError("the first check broke")  # after the agent took the message: `sent` was emitted
+
+    monkeypatch.setattr(tool_module, "first_check", broken)
+    status, answer = await host.call({"action": "send", "agent": "echo", "message": "cut short"})
+    assert status == 200 and "failed unexpectedly (RuntimeError)" in answer["error"]
+    sent = [e async for e in TaskEvent.objects.filter(kind=SENT, text="cut short")]  # stored before the answer
+    assert len(sent) == 1 and sent[0].task_id
+    assert (await TaskRecord.objects.aget(task_id=sent[0].task_id)).sent_text == "cut short"
 
 
 async def test_an_api_call_is_not_handed_between_threads_by_the_middleware(host: Host, monkeypatch) -> None:

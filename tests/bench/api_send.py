@@ -1,6 +1,6 @@
 """Benchmark: a send through the JSON API (`POST /api/v1/targets/<id>/tool`) against the bare a2a-sdk client.
 
-    .venv/bin/python -m tests.bench.api_send [N] [--tab] [--host]
+    .venv/bin/python -m tests.bench.api_send [N] [--tab] [--host] [--key]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/<a new, empty database> .venv/bin/python -m tests.bench.api_send
 
 A real console (`manage.py serve`: daphne, the embedded worker, SQLite in its data folder) and a real Python
@@ -9,24 +9,31 @@ times N sends (default 200) each way, interleaved in a shuffled order so both se
 
 - api: the host's call, an HTTP POST of `{"action": "send", ...}` over a kept-alive connection, answered with
   the task's result (the agent completes at once);
-- bare: the SDK doing the tool's wire calls itself, `SendMessage(returnImmediately)` + `GetTask`, over a client
-  built once from the card (what `tests/bench/send_overhead.py` calls the same-wire baseline).
+- bare: the SDK doing the tool's wire calls itself, `SendMessage(returnImmediately)` + `GetTask` until the task is
+  completed (a GetTask that finds it still submitted or working has no answer yet, so it asks again, as the tool
+  does), over a client built once from the card (what `tests/bench/send_overhead.py` calls the same-wire baseline).
 
-Printed: p50/p99 of each, the ratio api / bare of the medians, and the console process's CPU time per API send
+Printed: p50/p99 of each, the ratio api / bare of the medians, the console's own work per send (api minus bare,
+paired per round: the median of each round's difference), and the console process's CPU time per API send
 (user + system: steadier than latency on a loaded machine; the bare sends cost the console nothing). With
 `--tab`, a WebSocket client sits on the dashboard the whole time (every call's events make it render): renders
 must not sit on the calls' path. With `--host`, the calls go to a chat target of their own (as a real agent
-host's do) rather than the console's own.
+host's do) rather than the console's own. With `--key`, every call carries an `Idempotency-Key` of its own (a host
+that retries safely): the key's claim and the kept answer are two more transactions.
 
 Then, in this process, the same calls through the same ASGI application (its middleware, view, tool and
 event sink) against the same database, with every SQL statement counted: statements, writes, write
-transactions (commits) and new database connections per call, and the events stored per call.
+transactions (commits) and new database connections per call, and the events stored per call; and a profile
+of those calls (cProfile of the event loop's thread and of the database threads' jobs, merged): the console's
+own work, by function, with the time the loop spent waiting (for the agent, for a database thread) left out.
 """
 
 from __future__ import annotations
 
 import asyncio
+import cProfile
 import os
+import pstats
 import random
 import statistics
 import subprocess
@@ -43,6 +50,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = "console"  # `--host`: a chat target of its own ("bench", over the same workspace), as a real host has
+KEYED = False  # `--key`: an Idempotency-Key on every call
+
+
+def key_header() -> dict[str, str]:
+    return {"Idempotency-Key": uuid.uuid4().hex} if KEYED else {}
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -94,11 +106,20 @@ async def over_the_wire(n: int, server: Any, agent_url: str, token: str, tab: st
     console_url = server.url
     import httpx
     from a2a.client import ClientConfig, ClientFactory
-    from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageConfiguration, SendMessageRequest
+    from a2a.types import (
+        GetTaskRequest,
+        Message,
+        Part,
+        Role,
+        SendMessageConfiguration,
+        SendMessageRequest,
+        TaskState,
+    )
 
     from a2aconsole.core.files.workspace import Workspace
     from a2aconsole.core.remote.client import BINDINGS, Remote
     from a2aconsole.core.remote.http import new_http_client
+    from a2aconsole.core.tool.tool import HOPS_KEY
 
     api = httpx.AsyncClient(base_url=console_url, headers={"Authorization": f"Bearer {token}"}, timeout=60)
     bare_http = new_http_client()
@@ -111,16 +132,24 @@ async def over_the_wire(n: int, server: Any, agent_url: str, token: str, tab: st
 
     async def via_api(i: int) -> None:
         r = await api.post(
-            f"/api/v1/targets/{TARGET}/tool", json={"action": "send", "agent": "echo", "message": f"hi {i}"}
+            f"/api/v1/targets/{TARGET}/tool",
+            json={"action": "send", "agent": "echo", "message": f"hi {i}"},
+            headers=key_header(),
         )
         assert r.status_code == 200 and r.json().get("state") == "completed", r.text
 
+    extra_gets = [0]
+
     async def via_bare(i: int) -> None:
+        """The tool's wire calls: the message as it sends it (its hop count in the metadata), returnImmediately,
+        then GetTask until the answer is there."""
         msg = Message(message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[Part(text=f"hi {i}")])
+        msg.metadata.update({HOPS_KEY: 1})
         req = SendMessageRequest(message=msg, configuration=SendMessageConfiguration(return_immediately=True))
         async for ev in client.send_message(req):
             task = ev.task
-        await client.get_task(GetTaskRequest(id=task.id))
+        while (await client.get_task(GetTaskRequest(id=task.id))).status.state != TaskState.TASK_STATE_COMPLETED:
+            extra_gets[0] += 1
 
     frames = [0]
     tab_task = None
@@ -129,6 +158,7 @@ async def over_the_wire(n: int, server: Any, agent_url: str, token: str, tab: st
     for i in range(20):  # warm up connections and code paths
         await via_api(i)
         await via_bare(i)
+    extra_gets[0] = 0
     times: dict[str, list[float]] = {"api": [], "bare": []}
     runs = {"api": via_api, "bare": via_bare}
     cpu = cpu_seconds(server.proc.pid)
@@ -150,9 +180,12 @@ async def over_the_wire(n: int, server: Any, agent_url: str, token: str, tab: st
     a, b = times["api"], times["bare"]
     print(f"{n} sends each way, interleaved; console {console_url}, agent {agent_url}{' , one live tab' * bool(tab)}")
     print(f"  api  send p50 {pct(a, 50):7.2f} ms   p99 {pct(a, 99):7.2f} ms")
-    print(f"  bare send p50 {pct(b, 50):7.2f} ms   p99 {pct(b, 99):7.2f} ms  (returnImmediately + GetTask)")
+    print(f"  bare send p50 {pct(b, 50):7.2f} ms   p99 {pct(b, 99):7.2f} ms  (returnImmediately + GetTask until done)")
     ratio = statistics.median(a) / statistics.median(b)
     print(f"  ratio api / bare (p50): {ratio:.2f}   (p99: {pct(a, 99) / pct(b, 99):.2f})")
+    own = statistics.median(x - y for x, y in zip(a, b, strict=True)) * 1000
+    print(f"  the console's own work per send (api minus bare, paired per round): {own:.2f} ms")
+    print(f"  bare GetTasks that found no answer yet: {extra_gets[0]} in {n} sends (asked again at once)")
     print(f"  console CPU per api send: {cpu / n * 1000:.2f} ms (user + system, the bare sends cost it none)")
     if tab is not None:
         print(f"  the dashboard tab got {frames[0]} frames meanwhile")
@@ -214,6 +247,84 @@ class SqlCount:
             connection_created.disconnect(created)
 
 
+class Profile:
+    """cProfile of the event loop's thread and of each database thread's jobs (`db_threads._job`), merged."""
+
+    def __init__(self) -> None:
+        self.profiles: list[cProfile.Profile] = []
+        self.lock = threading.Lock()
+
+    @contextmanager
+    def profiling(self) -> Iterator[None]:
+        from a2aconsole.web import db_threads
+
+        job, local, me = db_threads._job, threading.local(), self
+
+        def profiled(fn: Any, args: tuple[Any, ...]) -> Any:
+            p = getattr(local, "profile", None)
+            if p is None:
+                p = local.profile = cProfile.Profile()
+                with me.lock:
+                    me.profiles.append(p)
+            p.enable()
+            try:
+                return job(fn, args)
+            finally:
+                p.disable()
+
+        db_threads._job = profiled
+        loop = cProfile.Profile()
+        self.profiles.append(loop)
+        loop.enable()
+        try:
+            yield
+        finally:
+            loop.disable()
+            db_threads._job = job
+
+    def print(self, calls: int, top: int = 20) -> None:
+        stats = pstats.Stats(self.profiles[0])
+        for p in self.profiles[1:]:
+            stats.add(p)
+        table: dict[tuple[str, int, str], tuple[Any, ...]] = stats.stats  # type: ignore[attr-defined]
+        waiting = {
+            k
+            for k in table
+            if k[2] in ("<method 'poll' of 'select.epoll' objects>", "<method 'select' of 'select.epoll' objects>")
+        }
+        own = {k: v for k, v in table.items() if k not in waiting}
+        total = sum(v[2] for v in own.values())
+        by_part: Counter[str] = Counter()
+        for (file, _, name), v in own.items():
+            by_part[_part(file, name)] += v[2]
+        print(
+            f"  profile (cProfile, its own overhead included): {total / calls * 1000:.2f} ms of work per call, by part:"
+        )
+        print("    " + ", ".join(f"{part} {t / calls * 1000:.2f}" for part, t in by_part.most_common(10)))
+        print(f"  top {top} functions by own time (ms per call; calls per call):")
+        for (file, line, name), v in sorted(own.items(), key=lambda kv: -kv[1][2])[:top]:
+            where = f"{_short(file)}:{line}" if line else _short(file)
+            print(f"    {v[2] / calls * 1000:6.3f}  {v[1] / calls:6.1f}  {name}  {where}")
+
+
+def _short(file: str) -> str:
+    for marker in ("site-packages/", "wt-apisend/", "lib/python3"):
+        if marker in file:
+            return file.split(marker, 1)[1]
+    return file.replace(str(ROOT) + "/", "")
+
+
+def _part(file: str, name: str) -> str:
+    """The package a function belongs to: a2aconsole's subpackage, a library, or the standard library."""
+    if file == "~":
+        return "sqlite3" if "sqlite3" in name else "builtins"
+    if "site-packages/" in file:
+        return file.split("site-packages/", 1)[1].split("/", 1)[0]
+    if "/a2aconsole/" in file:
+        return "a2aconsole/" + file.split("/a2aconsole/", 1)[1].split("/", 1)[0].removesuffix(".py")
+    return "stdlib " + Path(file).stem
+
+
 async def in_process(n: int, token: str) -> None:
     """The same calls through the ASGI app in this process, counting the SQL they cause."""
     import httpx
@@ -233,7 +344,7 @@ async def in_process(n: int, token: str) -> None:
             r = await api.post(
                 f"/api/v1/targets/{TARGET}/tool",
                 json={"action": "send", "agent": "echo", "message": f"counted {i}"},
-                headers={"Authorization": f"Bearer {token}"},
+                headers={"Authorization": f"Bearer {token}", **key_header()},
             )
             assert r.status_code == 200 and r.json().get("state") == "completed", r.text
 
@@ -246,6 +357,11 @@ async def in_process(n: int, token: str) -> None:
                 await call(i)
             await settle()
         after = await sync_to_async(events, thread_sensitive=False)()
+        profile = Profile()
+        with profile.profiling():
+            for i in range(n):
+                await call(n + i)
+        await settle()
     await close_runtime()
     total = sum(count.verbs.values())
     verbs = ", ".join(f"{v} {c / n:.1f}" for v, c in count.verbs.most_common())
@@ -253,6 +369,7 @@ async def in_process(n: int, token: str) -> None:
     print(f"  SQL statements {total / n:.1f} ({verbs})")
     print(f"  write transactions (commits) {count.commits / n:.1f}, new DB connections {count.connections / n:.1f}")
     print(f"  events stored {(after - before) / n:.1f}")
+    profile.print(n)
 
 
 async def settle() -> None:
@@ -269,9 +386,10 @@ def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     n = int(args[0]) if args else 200
     with_tab = "--tab" in sys.argv
+    global TARGET, KEYED
     if "--host" in sys.argv:
-        global TARGET
         TARGET = "bench"
+    KEYED = "--key" in sys.argv
     base = Path(tempfile.mkdtemp(prefix="a2a-bench-api-"))
     os.environ.update(
         {
@@ -286,7 +404,11 @@ def main() -> None:
     from tests.support.console_server import ConsoleServer
 
     agent = subprocess.Popen(
-        [sys.executable, "-c", AGENT_PROCESS], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", AGENT_PROCESS, "0", ""],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert agent.stdout is not None and agent.stdin is not None
     server = ConsoleServer(base)
