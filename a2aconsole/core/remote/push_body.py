@@ -8,7 +8,7 @@ A body in another shape (a bare 0.3 task, an agent's own) reads as None: the wat
 
 from __future__ import annotations
 
-import json
+from typing import Any
 
 from a2a.types import StreamResponse
 from google.protobuf.json_format import ParseError
@@ -18,14 +18,8 @@ from a2aconsole.core.remote.lenient import parse_answer
 from a2aconsole.core.remote.values import TaskEvent
 
 
-def push_event(body: bytes) -> TaskEvent | None:
-    """The task event a push body carries; None when it is not a stream event the console reads."""
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return None
-    if not isinstance(data, dict):
-        return None
+def push_event(data: dict[str, Any]) -> TaskEvent | None:
+    """The task event a push body (its JSON object) carries; None when it is not a stream event the console reads."""
     try:
         return event_value(parse_answer(data, StreamResponse()))
     except (ParseError, ValueError, TypeError, RecursionError):

@@ -8,7 +8,14 @@ from a2aconsole.core.watches.file_watch import WorkspaceFileWatch
 from a2aconsole.core.watches.follower import Follower
 from a2aconsole.core.watches.heard import News, news_of, parse_at
 from a2aconsole.core.watches.lease import HEARTBEAT, RedisLeaseStore, WorkerLeases
-from a2aconsole.core.watches.push import PUSH_REMOVAL_TIMEOUT, end_push, push_task_id, remove_push_config, token_matches
+from a2aconsole.core.watches.push import (
+    PUSH_REMOVAL_TIMEOUT,
+    end_push,
+    push_json,
+    push_task_id,
+    remove_push_config,
+    token_matches,
+)
 from a2aconsole.core.watches.push_refusals import PushRefusal
 from a2aconsole.core.watches.registry import AWAY, FLUSH_DELAY, WatchRegistry
 
@@ -30,6 +37,7 @@ __all__ = [
     "end_push",
     "news_of",
     "parse_at",
+    "push_json",
     "push_task_id",
     "remove_push_config",
     "same_watch",

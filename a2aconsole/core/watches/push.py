@@ -7,7 +7,7 @@ import asyncio
 import hmac
 import json
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from a2aconsole.core.pending import WatchRecord
@@ -16,14 +16,18 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def push_task_id(body: bytes) -> str | None:
-    """The task id a push body is about (`task`, `statusUpdate` or `artifactUpdate`); None when it has none.
-
-    Raises ValueError when the body is not a JSON object.
-    """
+def push_json(body: bytes) -> dict[str, Any]:
+    """A push body read once, for its task id (`push_task_id`) and its news (`remote.push_event`). Raises ValueError
+    (or UnicodeDecodeError, RecursionError) when it is not a JSON object."""
     data = json.loads(body)
     if not isinstance(data, dict):
         raise ValueError("push body is not a JSON object")
+    return data
+
+
+def push_task_id(data: dict[str, Any]) -> str | None:
+    """The task id a push body (`push_json`) is about (`task`, `statusUpdate` or `artifactUpdate`); None when it
+    has none."""
     task = data.get("task")
     if isinstance(task, dict) and isinstance(task.get("id"), str):
         return task["id"]

@@ -49,7 +49,13 @@ from a2aconsole.core.watches.control import take_watches
 from a2aconsole.core.watches.delivery import ResultDelivery
 from a2aconsole.core.watches.follower import LOST, Follower, WatchEnd, WatchGone
 from a2aconsole.core.watches.heard import HEARD_AT, LAST_ERROR, reason
-from a2aconsole.core.watches.push import PUSH_REMOVAL_TIMEOUT, push_task_id, remove_push_config, token_matches
+from a2aconsole.core.watches.push import (
+    PUSH_REMOVAL_TIMEOUT,
+    push_json,
+    push_task_id,
+    remove_push_config,
+    token_matches,
+)
 from a2aconsole.core.watches.push_refusals import PushRefusal, PushRefusals, refusal_reason
 
 log = logging.getLogger(__name__)
@@ -245,12 +251,12 @@ class WatchRegistry:
         if w is None or not token_matches(w.record.push_token, token):
             return "not_found"
         try:
-            task_id = push_task_id(body)
+            data = push_json(body)
         except (ValueError, UnicodeDecodeError, RecursionError):
             return "bad_request"
-        if task_id != w.record.task_id:
+        if push_task_id(data) != w.record.task_id:
             return "bad_request"
-        ev = push_event(body)
+        ev = push_event(data)
         if ev is None or await w.pushed(ev):
             self.wake(watch_id)
         return "ok"

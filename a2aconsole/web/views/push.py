@@ -22,7 +22,7 @@ from django.views.decorators.csrf import csrf_exempt
 from a2aconsole.core import pending
 from a2aconsole.core.files import Workspace
 from a2aconsole.core.pending import WatchRecord
-from a2aconsole.core.watches import push_task_id, token_matches
+from a2aconsole.core.watches import push_json, push_task_id, token_matches
 from a2aconsole.web import db_threads
 from a2aconsole.web.chats import enabled_workspaces
 from a2aconsole.web.metrics import counted_push
@@ -94,10 +94,10 @@ def _check(rec: WatchRecord, token: str | None, body: bytes) -> str:
     if not token_matches(rec.push_token, token):
         return "not_found"
     try:
-        task_id = push_task_id(body)
+        data = push_json(body)
     except (ValueError, UnicodeDecodeError, RecursionError):
         return "bad_request"
-    return "ok" if task_id == rec.task_id else "bad_request"
+    return "ok" if push_task_id(data) == rec.task_id else "bad_request"
 
 
 async def _receive_from_files(watch_id: str, token: str | None, body: bytes) -> str:
