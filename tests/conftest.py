@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import pytest
 from xdist.scheduler import LoadGroupScheduling
@@ -75,19 +75,31 @@ async def remote() -> AsyncIterator[Remote]:
         yield r
 
 
-@pytest.fixture
-def make_agent() -> Iterator[Callable[..., TestAgent]]:
-    """Start agents with options (`make_agent(key="k", streaming=False)`); all are stopped afterwards."""
-    started: list[TestAgent] = []
+class _Stoppable(Protocol):
+    def stop(self) -> None: ...
 
-    def make(**options: Any) -> TestAgent:
-        agent = TestAgent(AgentOptions(**options)).start()
-        started.append(agent)
+
+A = TypeVar("A", bound=_Stoppable)
+
+
+def _stopped_after(start: Callable[..., A]) -> Iterator[Callable[..., A]]:
+    """A fixture's factory: `start(**options)` makes an agent; every agent made is stopped when the test ends."""
+    made: list[A] = []
+
+    def make(**options: Any) -> A:
+        agent = start(**options)
+        made.append(agent)
         return agent
 
     yield make
-    for a in started:
-        a.stop()
+    for agent in made:
+        agent.stop()
+
+
+@pytest.fixture
+def make_agent() -> Iterator[Callable[..., TestAgent]]:
+    """Start agents with options (`make_agent(key="k", streaming=False)`); all are stopped afterwards."""
+    yield from _stopped_after(lambda **options: TestAgent(AgentOptions(**options)).start())
 
 
 @pytest.fixture
@@ -115,16 +127,7 @@ def js_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JsAgentHost]:
 @pytest.fixture
 def make_js_agent(js_host: JsAgentHost) -> Iterator[Callable[..., JsAgent]]:
     """Make JS agents with the Python agent's options; all are dropped afterwards."""
-    made: list[JsAgent] = []
-
-    def make(**options: Any) -> JsAgent:
-        agent = js_host.make(**options)
-        made.append(agent)
-        return agent
-
-    yield make
-    for a in made:
-        a.stop()
+    yield from _stopped_after(js_host.make)
 
 
 @pytest.fixture(scope="session")
@@ -139,16 +142,7 @@ def js03_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JsAgentHost]
 def make_js03_agent(js03_host: JsAgentHost) -> Iterator[Callable[..., JsAgent]]:
     """Make `@a2a-js/sdk` 0.3 agents with the Python agent's options (`rest=True`: an HTTP+JSON card); all are
     dropped afterwards."""
-    made: list[JsAgent] = []
-
-    def make(**options: Any) -> JsAgent:
-        agent = js03_host.make(**options)
-        made.append(agent)
-        return agent
-
-    yield make
-    for a in made:
-        a.stop()
+    yield from _stopped_after(js03_host.make)
 
 
 @pytest.fixture(scope="session")
@@ -162,34 +156,20 @@ def py03_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Py03AgentHos
 @pytest.fixture
 def make_py03_agent(py03_host: Py03AgentHost) -> Iterator[Callable[..., Py03Agent]]:
     """Make `a2a-sdk` 0.3 agents with the Python agent's options (`rest=True`: HTTP+JSON); dropped afterwards."""
-    made: list[Py03Agent] = []
-
-    def make(**options: Any) -> Py03Agent:
-        agent = py03_host.make(**options)
-        made.append(agent)
-        return agent
-
-    yield make
-    for a in made:
-        a.stop()
+    yield from _stopped_after(py03_host.make)
 
 
 @pytest.fixture
 def make_fasta2a_agent() -> Iterator[Callable[..., Fasta2aAgent]]:
     """Make fasta2a agents (`make_agent`'s shape; it takes no options but `push=False`: it has none); stopped
     afterwards."""
-    made: list[Fasta2aAgent] = []
 
-    def make(**options: Any) -> Fasta2aAgent:
+    def start(**options: Any) -> Fasta2aAgent:
         if set(options) - {"push", "streaming"} or options.get("streaming") is False:
             raise ValueError(f"the fasta2a test agent takes no options ({', '.join(options)})")
-        agent = Fasta2aAgent().start()
-        made.append(agent)
-        return agent
+        return Fasta2aAgent().start()
 
-    yield make
-    for a in made:
-        a.stop()
+    yield from _stopped_after(start)
 
 
 @pytest.fixture(params=SDKS)
