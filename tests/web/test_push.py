@@ -15,6 +15,7 @@ from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.pending import WatchRecord
+from a2aconsole.core.watches.follower import PUSH_SAFETY
 from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent, TaskRecord
 from a2aconsole.web.process.body_limit import body_cap
@@ -124,6 +125,7 @@ async def test_pushed_status_is_stored_before_the_answer(make_sdk_agent, workspa
     for rec in recs:
         await rt.registry.arm(workspace, rec)
     await eventually(lambda: agent.methods.count("GetTask") >= len(recs), what="the first checks")
+    await clock.until(lambda s: s.count(PUSH_SAFETY) >= len(recs))  # each check's news stored, its watch asleep
     tokens = {r.watch_id: r.push_token for r in pending.read(workspace).records}
     checks = agent.methods.count("GetTask")
 
