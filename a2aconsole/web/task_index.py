@@ -86,6 +86,7 @@ class TaskRows:
 
     def __init__(self, pairs: Any) -> None:
         self.rows = rows_of({p for p in pairs if p[1]}, full=True)
+        self.read = {key: _values(row) for key, row in self.rows.items()}  # as stored: `save` writes what moved
         self.changed: dict[tuple[str, str], Any] = {}
 
     def _row(self, event_row: Any) -> Any:
@@ -112,13 +113,23 @@ class TaskRows:
         return True
 
     def save(self) -> None:
-        """Write the rows changed: the new ones in one INSERT, the others in one UPDATE."""
-        new = [r for r in self.changed.values() if r.pk is None]
-        old = [r for r in self.changed.values() if r.pk is not None]
+        """Write the rows changed: the new ones in one INSERT, the others in an UPDATE per set of fields that
+        moved (a burst of pushes moves the same few: progress, its time, the row's time), never every field: an
+        UPDATE of all of them for each row of a batch was most of a push's database time."""
+        new = {key for key, r in self.changed.items() if r.pk is None}
         if new:
-            TaskRecord.objects.bulk_create(new)
-        if old:
-            TaskRecord.objects.bulk_update(old, _FOLDED)
+            TaskRecord.objects.bulk_create([self.changed[key] for key in new])
+        moved: dict[tuple[str, ...], list[Any]] = {}
+        for key, record in self.changed.items():
+            now = _values(record)
+            if key not in new:
+                was = self.read.get(key)
+                fields = tuple(f for i, f in enumerate(_FOLDED) if was is None or was[i] != now[i])
+                if fields:
+                    moved.setdefault(fields, []).append(record)
+            self.read[key] = now
+        for fields, records in moved.items():
+            TaskRecord.objects.bulk_update(records, fields)
         self.changed = {}
 
 
@@ -128,6 +139,10 @@ _FOLDED = [
     for f in TaskRecord._meta.concrete_fields
     if not f.primary_key and not f.generated and f.name not in ("agent", "task_id")
 ]
+
+
+def _values(record: Any) -> tuple[Any, ...]:
+    return tuple(getattr(record, f) for f in _FOLDED)
 
 
 def note(event_row: Any) -> None:

@@ -4,6 +4,7 @@ the batch itself does not say it (`broadcast._store_batch`)."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,7 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from a2aconsole.core.events import Event
-from a2aconsole.web import broadcast
+from a2aconsole.web import broadcast, task_index
 from a2aconsole.web.models import TaskEvent, TaskRecord
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -99,3 +100,25 @@ def test_a_send_batch_costs_three_statements_and_a_burst_one_lookup_a_task() -> 
 
 def verbs(sql: CaptureQueriesContext) -> list[str]:
     return [q["sql"].split()[0] for q in sql.captured_queries]
+
+
+def test_a_burst_writes_only_the_fields_it_moved() -> None:
+    """Status messages for ten running tasks: one UPDATE naming the progress line, its time and the row's, not
+    every field; a field the burst did not move keeps what another writer put there meanwhile."""
+    for i in range(10):
+        broadcast._store(ev("state", state="working", task=f"run-{i}", second=1))
+    burst = [ev("progress", f"step {i}/9", data=STATUS, task=f"run-{i}", second=2) for i in range(10)]
+    rows = task_index.TaskRows((e.agent, e.task_id) for e in burst)
+    TaskRecord.objects.filter(task_id="run-3").update(result_text="written meanwhile")
+    with CaptureQueriesContext(connection) as sql:
+        for e in burst:
+            assert rows.note_progress(TaskEvent(**broadcast._row_fields(e)))
+        rows.save()
+
+    begin, update, commit = [q["sql"] for q in sql.captured_queries]  # bulk_update's own transaction
+    assert update.startswith("UPDATE"), sql.captured_queries
+    written = set(re.findall(r'"(\w+)" = CASE', update))
+    assert written == {"progress", "progress_at", "last_text", "updated_at", "search_words"}
+    row = TaskRecord.objects.get(task_id="run-3")
+    assert (row.progress, row.result_text) == ("step 3/9", "written meanwhile")
+    assert TaskRecord.objects.filter(progress__startswith="step ").count() == 10
