@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,7 +158,7 @@ class Bench:
         ws = self.console.workspace
         ws.root.mkdir(parents=True, exist_ok=True)
         ws.save_agents([{"name": "bench", "url": agent.url}], None)
-        at = "2026-12-07T09:00:00+00:00"
+        at = datetime.now(UTC).isoformat()  # started now: a watch older than its timeout is dropped at start
         records = [
             WatchRecord(f"w{i}", "console", "bench", tid, ctx, None, at) for i, (tid, ctx) in enumerate(agent.tasks)
         ]

@@ -39,6 +39,7 @@ import statistics
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from a2aconsole.core import pending
@@ -175,7 +176,7 @@ class Setup:
         ws.save_agents([{"name": "bench", "url": self.agent_url}], None)
         from a2aconsole.core.pending.records import WatchRecord
 
-        at = "2026-12-03T09:00:00+00:00"
+        at = datetime.now(UTC).isoformat()  # started now: a watch older than its timeout is dropped at start
         records = [
             WatchRecord(f"w{i}", "console", "bench", f"task-{i:06d}", f"ctx-{i:06d}", None, at) for i in range(watches)
         ]
