@@ -384,6 +384,11 @@ document.addEventListener("DOMContentLoaded", function () {
   notifyButton();
   markSeen();
 });
-document.addEventListener("htmx:wsAfterMessage", function () { askCounts(); markSeen(); });
+document.addEventListener("htmx:wsAfterMessage", function (event) {
+  var message = event.detail && event.detail.message;
+  // a frame the console ends so (status messages, a watch's news) moves no count: the menu asks nothing
+  if (typeof message !== "string" || message.slice(-17) !== "<!-- progress -->") askCounts();
+  markSeen();
+});
 document.addEventListener("htmx:afterSettle", markSeen);
 document.addEventListener("visibilitychange", markSeen);

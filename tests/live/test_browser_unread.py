@@ -104,3 +104,24 @@ def test_notifications_are_opt_in_and_say_counts_only(page: Page, bot: TestAgent
     [[title, body]] = page.evaluate("window.shown")
     assert title == "a2aconsole" and re.fullmatch(r"\d+ unread in your inbox", body)
     assert gate not in body  # counts, never an agent's words
+
+
+def test_status_messages_alone_ask_for_no_counts(page: Page, bot: TestAgent) -> None:
+    """A task's status messages move no count: the frames showing them ask nothing of /unread/ (ten tabs of a busy
+    task asked once a second each); its result then does."""
+    gate = f"quiet-{width(page)}"
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/unread/" in r.url else None)
+    page.goto("/chat/console/")
+    live(page)
+    send(page, f"steps 5 {gate} {gate}-end")
+    card = task_card(page, f"steps 5 {gate}")
+    expect(card).to_contain_text("ready for 5 steps")
+    page.wait_for_function("() => counts.timer === null")  # what the send's own frames asked is answered
+    before = len(asked)
+    bot.release(gate)
+    expect(card).to_contain_text("working 5/5")
+    assert page.evaluate("counts.timer") is None and len(asked) == before  # none asked, none waiting to be
+    with page.expect_request(re.compile(r"/unread/")):
+        bot.release(f"{gate}-end")
+    expect(page.locator("#chat-log")).to_contain_text("5 steps done")

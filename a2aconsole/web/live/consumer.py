@@ -23,7 +23,7 @@ from urllib.parse import parse_qs
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from a2aconsole.web import db_threads, live, sends
+from a2aconsole.web import db_threads, history, live, sends, unread
 from a2aconsole.web.chats import aresolve
 from a2aconsole.web.live.frames import pack
 from a2aconsole.web.metrics import WEBSOCKET_CLIENTS
@@ -34,6 +34,10 @@ log = logging.getLogger(__name__)
 
 
 LIVE_MARK = "<!-- live -->"
+# ends a frame of changes that move no count in the menu (status messages, a watch's news): the tab asks for none
+# (console.js); a busy task's status messages made every open tab ask once a second
+PROGRESS_MARK = "<!-- progress -->"
+COUNTED = frozenset({*unread.SAID, *history.SETTLING})  # kinds of event that can move the menu's counts
 MAX_TOLD = 16_384  # bytes of a message from a tab (a search, an answer panel's task): more is not the console's
 MISSED_CATCH_UP = 500  # events a tab that fell behind catches up on one by one; more: a full render
 
@@ -252,6 +256,8 @@ class ConsoleConsumer(AsyncWebsocketConsumer):
             return
         if changes.full:
             self.newest = max(self.newest, current)
+        if frames and not changes.full and not changes.kinds & COUNTED and not changes.outgoing:
+            frames[-1] += PROGRESS_MARK
         await self._send_frames(frames)
 
     def _change_frames(self, changes: live.Changes) -> tuple[int, list[str]]:
