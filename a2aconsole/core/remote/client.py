@@ -58,8 +58,8 @@ from a2aconsole.core.remote.convert import (
     task_snapshot,
 )
 from a2aconsole.core.remote.errors import LIST_TASKS, RemoteError, remote_errors, short, translate
+from a2aconsole.core.remote.factory import lenient_factory
 from a2aconsole.core.remote.http import KEY_ORIGIN_HEADER
-from a2aconsole.core.remote.transports import lenient_factory
 from a2aconsole.core.remote.values import (
     CardSummary,
     MessageValue,

@@ -9,7 +9,7 @@ UTC (one that is no time at all is left out: the status is kept without it), a 0
 an unknown task state is kept as text (`keep_states`: "paused" is shown, not "unknown"). The owner sees no
 difference: the answer is the one the agent meant.
 
-The transports that give every answer this second chance: `transports.py`.
+The transports that give every answer this second chance: `transports.py` (1.0) and `transports_03.py` (0.3).
 """
 
 from __future__ import annotations

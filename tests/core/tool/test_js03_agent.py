@@ -11,7 +11,7 @@ about it (issue 26; the rows of docs/compat.md):
   first event: past the send's wait the console reads the task (it holds the answer sent) and watches it.
 - `whole history`: GetTask with `historyLength` 0 returns the whole history (`slice(-0)`), a send's reply always
   does (its `historyLength` is not read), and GetTask without one returns none: the console asks 1 of 0.3 agents
-  where it means none (`transports.last_message_for_none`), so the files of a conversation do not push a result
+  where it means none (`transports_03.last_message_for_none`), so the files of a conversation do not push a result
   over the answer budget.
 - `snapshot only`: a subscription to a task with no execution running (a question asked, a task finished) is its
   snapshot, then the end of the stream: the watch takes the snapshot's state.
