@@ -208,6 +208,18 @@ async def test_a_send_cut_short_keeps_the_events_it_emitted(host: Host, monkeypa
 
 
 async def test_an_api_call_is_handed_to_another_thread_only_for_its_database_work(host: Host, monkeypatch) -> None:
+    from django.core.signals import request_finished, request_started
+
+    sent: list[str] = []
+
+    def started(**kw: Any) -> None:
+        sent.append("started")
+
+    def finished(**kw: Any) -> None:
+        sent.append("finished")
+
+    request_started.connect(started)
+    request_finished.connect(finished)
     hops = count_thread_hops(monkeypatch)
     async with asgi_client() as client:
 
@@ -226,6 +238,9 @@ async def test_an_api_call_is_handed_to_another_thread_only_for_its_database_wor
         assert hops == ["TokenCache._read"], hops
         await call()
         assert hops == ["TokenCache._read"], hops  # the token kept: the second call hands nothing off
+    request_started.disconnect(started)
+    request_finished.disconnect(finished)
+    assert sent == ["started", "finished"] * 2  # the signals still sent, each request, in the loop
 
 
 async def test_api_answers_keep_the_security_headers_and_host_check(host: Host) -> None:
