@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from typing import Any
 
 from django.conf import settings
@@ -19,16 +18,14 @@ from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from a2aconsole.api import idempotency
+from a2aconsole.api import idempotency, tokens
 from a2aconsole.api.calls import BadCall, ToolCall, parse_call
 from a2aconsole.api.errors import error, methods
 from a2aconsole.api.openapi import openapi_document, tool_definition
 from a2aconsole.core.chat import ChatTarget as Chat
 from a2aconsole.core.watches import FLUSH_DELAY
-from a2aconsole.web import db_threads
 from a2aconsole.web.broadcast import deferred_events
 from a2aconsole.web.chats import value_of
 from a2aconsole.web.inbound import set_inbound_hops
@@ -67,37 +64,13 @@ def _json_body(request: HttpRequest) -> bool:
     return media.startswith("application/") and media.endswith("+json")
 
 
-TOKEN_USE_SECONDS = 60.0  # a token's `last_used_at` is written at most this often (per token and process)
-_use_noted: dict[int, float] = {}  # token id -> when (monotonic) its use was last written
-
-
-def _live_token(token_hash: str, target_id: str) -> ApiToken | None:
-    """The live token's row (with its target), its use noted if not noted within TOKEN_USE_SECONDS; else None."""
-    try:  # the hash is unique: `get`, not `first`, which orders the one row (a sort the query compiles for nothing)
-        row = ApiToken.objects.select_related("target").get(
-            token_hash=token_hash, revoked_at__isnull=True, target_id=target_id
-        )
-    except ApiToken.DoesNotExist:
-        return None
-    now = time.monotonic()
-    if now - _use_noted.get(row.pk, -TOKEN_USE_SECONDS) < TOKEN_USE_SECONDS:
-        return row
-    try:  # a record for the owner, not a condition of the call: a busy database must not refuse it
-        ApiToken.objects.filter(pk=row.pk).update(last_used_at=timezone.now())
-        _use_noted[row.pk] = now
-    except DatabaseError as e:
-        log.warning("noting the use of a token of target %s failed (%s)", target_id, type(e).__name__)
-    return row
-
-
 async def _token_row(request: HttpRequest, target_id: str) -> ApiToken | None:
     """The bearer token's row (with its target), if it is `target_id`'s live token; else None."""
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token or not _is_text(token, 200) or not _is_text(target_id, MAX_TARGET_ID):
         return None
-    # one job on a kept connection, not the request's own thread and connection
-    return await db_threads.run(_live_token, hash_token(token), target_id)
+    return await tokens.CACHE.live(hash_token(token), target_id)
 
 
 def _flush_kept(runtime: Any, target: Chat) -> None:

@@ -1,7 +1,9 @@
 """Inbound hops: how many agent-to-agent steps led to a chat target's last inbound message.
 
 The count is kept on the target (`ChatTarget.inbound_hops`, the one copy) and read with the target each time
-a call resolves it (`web.chats`): there is no cache to go stale. Every outgoing message carries inbound + 1
+a call resolves it (`web.chats`). The API takes the target from its token check, which keeps a live token with
+its target for `api.tokens.CACHE_SECONDS`: a count saved in this process is seen at the next call, one saved by
+another process (`runworker a2a-inbound`) within that time. Every outgoing message carries inbound + 1
 (`volcanic.hops`), so a chain of agents calling each other can be stopped by its length. A host sets it with
 its API call's `hops`, or, inside the process, with a message on the `a2a-inbound` channel:
 `{"type": "a2a.inbound", "target": "<id>", "hops": N}`. Bad messages are logged and dropped. The serving

@@ -1,12 +1,11 @@
 """What keeps an API send cheap (issue 12, bug 11), and that nothing it saves on is lost.
 
-- a token's `last_used_at` is written at most once per TOKEN_USE_SECONDS, not at every call, and still written;
 - a call's events are queued while it runs and written together before its answer leaves: all stored, each once,
   with calls running concurrently; one that fails to store does not take the others of its batch with it;
 - a send commits once (its events and its task's row, in one transaction), and a send cut short by a failure keeps
   the events it emitted before it;
-- an API call is not handed to another thread by the console's session middleware (api/handler.py), yet
-  answers with the same security headers and host check;
+- an API call is not handed to another thread by the console's session middleware nor Django's request signals
+  (api/handler.py), yet answers with the same security headers and host check;
 - a console killed (SIGKILL) right after answering a call has the call's events in its database.
 """
 
@@ -16,12 +15,10 @@ import asyncio
 import sqlite3
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import httpx
 import pytest
-from asgiref.sync import sync_to_async
 
 from a2aconsole.api import views
 from a2aconsole.core.chat import ChatTarget as Chat
@@ -29,7 +26,7 @@ from a2aconsole.core.events import RESULT, SENT, Event
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.web import broadcast
 from a2aconsole.web.broadcast import ChannelsBroadcast, deferred_events
-from a2aconsole.web.models import ApiToken, ChatTarget, TaskEvent, TaskRecord
+from a2aconsole.web.models import ChatTarget, TaskEvent, TaskRecord
 from tests.support.agents import TestAgent
 from tests.support.api_host import Host, make_host
 from tests.support.asgi import asgi_client, count_thread_hops
@@ -46,37 +43,6 @@ async def host(workspace: Workspace, make_agent: Callable[..., TestAgent]) -> As
     write_agents(workspace, entry("echo", make_agent()))
     async with fresh_runtime():
         yield await make_host(workspace)
-
-
-async def _last_used(host: Host) -> Any:
-    return (await ApiToken.objects.aget(target=host.target)).last_used_at
-
-
-async def test_token_use_is_noted_at_most_once_a_minute(host: Host, monkeypatch) -> None:
-    now = [1000.0]
-    # the views' clock only: patching `time.monotonic` itself froze the event loop's timers too, and the host's
-    # teardown then waited 10 s for a timeout that could not come
-    monkeypatch.setattr(views, "time", SimpleNamespace(monotonic=lambda: now[0]))
-    views._use_noted.clear()
-    assert await _last_used(host) is None
-    assert (await host.call({"action": "agents"}))[0] == 200
-    first = await _last_used(host)
-    assert first is not None  # the first call notes the use
-
-    now[0] += views.TOKEN_USE_SECONDS - 1
-    assert (await host.call({"action": "agents"}))[0] == 200
-    assert await _last_used(host) == first  # within the minute: no write
-
-    now[0] += 1
-    assert (await host.call({"action": "agents"}))[0] == 200
-    assert await _last_used(host) > first  # a minute on: noted again
-
-
-async def test_a_revoked_token_is_refused_at_once_even_if_its_use_was_just_noted(host: Host) -> None:
-    assert (await host.call({"action": "agents"}))[0] == 200
-    row = await ApiToken.objects.aget(target=host.target)
-    await sync_to_async(row.revoke)()
-    assert (await host.call({"action": "agents"}))[0] == 401
 
 
 async def _events(task_id: str) -> list[tuple[str, str]]:
@@ -241,18 +207,40 @@ async def test_a_send_cut_short_keeps_the_events_it_emitted(host: Host, monkeypa
     assert (await TaskRecord.objects.aget(task_id=sent[0].task_id)).sent_text == "cut short"
 
 
-async def test_an_api_call_is_not_handed_between_threads_by_the_middleware(host: Host, monkeypatch) -> None:
+async def test_an_api_call_is_handed_to_another_thread_only_for_its_database_work(host: Host, monkeypatch) -> None:
+    from django.core.signals import request_finished, request_started
+
+    sent: list[str] = []
+
+    def started(**kw: Any) -> None:
+        sent.append("started")
+
+    def finished(**kw: Any) -> None:
+        sent.append("finished")
+
+    request_started.connect(started)
+    request_finished.connect(finished)
     hops = count_thread_hops(monkeypatch)
     async with asgi_client() as client:
-        resp = await client.post(
-            f"/api/v1/targets/{host.target.id}/tool",
-            json={"action": "agents"},
-            headers={"Authorization": f"Bearer {host.token}"},
-        )
-    assert resp.status_code == 200 and resp.json()["agents"][0]["name"] == "echo"
-    # no middleware hook (each of the console's was a hand-off: some fifteen); Django's request_started and
-    # response.close, and the token's lookup (in the tests' in-memory database; else a database thread) remain
-    assert not [h for h in hops if "process_" in h] and len(hops) <= 3, hops
+
+        async def call() -> None:
+            resp = await client.post(
+                f"/api/v1/targets/{host.target.id}/tool",
+                json={"action": "agents"},
+                headers={"Authorization": f"Bearer {host.token}"},
+            )
+            assert resp.status_code == 200 and resp.json()["agents"][0]["name"] == "echo"
+
+        await call()
+        # no middleware hook (each of the console's was a hand-off: some fifteen), nor Django's request_started and
+        # response.close (sent in the loop): the token's lookup only (in the tests' in-memory database; else a
+        # database thread)
+        assert hops == ["TokenCache._read"], hops
+        await call()
+        assert hops == ["TokenCache._read"], hops  # the token kept: the second call hands nothing off
+    request_started.disconnect(started)
+    request_finished.disconnect(finished)
+    assert sent == ["started", "finished"] * 2  # the signals still sent, each request, in the loop
 
 
 async def test_api_answers_keep_the_security_headers_and_host_check(host: Host) -> None:
