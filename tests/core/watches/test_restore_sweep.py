@@ -1,0 +1,90 @@
+"""A restore of many watches on one agent answers their first checks from the agent's task list (ListTasks pages)
+instead of a GetTask each; a task that settled while no console ran is still asked by GetTask and delivers its
+result, and an agent without ListTasks is asked by GetTask for every watch (issue 27, item 3). On both SDKs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from a2aconsole.core.files.workspace import Workspace
+from a2aconsole.core.remote.client import Remote
+from tests.core.conftest import Registry
+from tests.support.js_agents import SdkAgent
+from tests.support.watching import SignalClock, add_record, eventually, settled_at_agent, start_task
+
+HELD = 5  # working tasks the restore finds
+
+
+async def restore(
+    workspace: Workspace,
+    remote: Remote,
+    clock: SignalClock,
+    agent: SdkAgent,
+    registry_for: Callable[..., Registry],
+) -> tuple[Registry, list[str], str]:
+    """HELD working tasks and one that completed while the console was down, each a poll watch in pending.json; a
+    registry that lists from that many watches of one agent (not started). Returns it, the held ids and the done id."""
+    workspace.save_agents([{"name": "bot", "url": agent.url}], None)
+    held = [await start_task(remote, workspace, "bot", f"hold sw{i}") for i in range(HELD)]
+    done = await start_task(remote, workspace, "bot", "hello while away")
+    conn = await remote.connect(workspace.read_agents().get("bot"))
+    await settled_at_agent(conn, done.id, "completed")
+    for task in [*held, done]:
+        await add_record(workspace, task, "bot", clock, extra={"state": "working"})
+    reg = registry_for(workspace)
+    reg[0].sweep_from = HELD + 1
+    return reg, [t.id for t in held], done.id
+
+
+def first_checked(reg: Registry, ids: list[str]) -> bool:
+    rows = {w["taskId"]: w for w in reg[0].snapshot()}
+    return all(rows[i]["checkedAt"] is not None and rows[i]["state"] == "working" for i in ids)
+
+
+async def test_restored_first_checks_come_from_the_task_list_and_a_settled_task_still_delivers(
+    workspace: Workspace,
+    remote: Remote,
+    clock: SignalClock,
+    make_sdk_agent: Callable[..., SdkAgent],
+    registry_for: Callable[..., Registry],
+) -> None:
+    agent = make_sdk_agent(streaming=False, push=False)
+    try:
+        reg, held, done = await restore(workspace, remote, clock, agent, registry_for)
+        asked_before = agent.methods.count("GetTask")
+        await reg[0].start([workspace])
+        await reg[1].wait_for(1)
+        await eventually(lambda: first_checked(reg, held), what="every held watch checked once, still working")
+        # one page told the held tasks' state; only the task that settled was asked by GetTask, for its result
+        assert agent.methods.count("ListTasks") == 1
+        assert agent.methods.count("GetTask") - asked_before == 1
+        [(target, delivered)] = reg[1].delivered
+        assert target == "chat1" and "completed" in delivered and done[:4] in delivered
+        assert sorted(w["taskId"] for w in reg[0].snapshot()) == sorted(held)
+        assert clock.sleeps.count(15.0) >= HELD  # each goes on polling at a watch's pace
+    finally:
+        for i in range(HELD):
+            agent.release(f"sw{i}")
+
+
+async def test_an_agent_without_list_tasks_is_asked_by_get_task_for_every_restored_watch(
+    workspace: Workspace,
+    remote: Remote,
+    clock: SignalClock,
+    make_sdk_agent: Callable[..., SdkAgent],
+    registry_for: Callable[..., Registry],
+) -> None:
+    agent = make_sdk_agent(streaming=False, push=False, list_tasks=False)
+    try:
+        reg, held, done = await restore(workspace, remote, clock, agent, registry_for)
+        asked_before = agent.methods.count("GetTask")
+        await reg[0].start([workspace])
+        await reg[1].wait_for(1)
+        await eventually(lambda: first_checked(reg, held), what="every held watch checked once, still working")
+        assert agent.methods.count("ListTasks") <= 1  # refused once: not asked again
+        assert agent.methods.count("GetTask") - asked_before == HELD + 1
+        [(_, delivered)] = reg[1].delivered
+        assert done[:4] in delivered
+    finally:
+        for i in range(HELD):
+            agent.release(f"sw{i}")
