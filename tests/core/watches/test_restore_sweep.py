@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from a2aconsole.core.files.workspace import Workspace
 from a2aconsole.core.remote.client import Remote
 from tests.core.conftest import Registry
@@ -41,23 +43,28 @@ def first_checked(reg: Registry, ids: list[str]) -> bool:
     return all(rows[i]["checkedAt"] is not None and rows[i]["state"] == "working" for i in ids)
 
 
+@pytest.mark.parametrize("listing", [True, False], ids=["lists", "no-list"])
 async def test_restored_first_checks_come_from_the_task_list_and_a_settled_task_still_delivers(
+    listing: bool,
     workspace: Workspace,
     remote: Remote,
     clock: SignalClock,
     make_sdk_agent: Callable[..., SdkAgent],
     registry_for: Callable[..., Registry],
 ) -> None:
-    agent = make_sdk_agent(streaming=False, push=False)
+    """An agent without ListTasks (`no-list`: it answers method-not-found, or unsupported) is asked by GetTask for
+    every restored watch, as before; its list is refused once and not asked again."""
+    agent = make_sdk_agent(streaming=False, push=False, list_tasks=listing)
     try:
         reg, held, done = await restore(workspace, remote, clock, agent, registry_for)
         asked_before = agent.methods.count("GetTask")
         await reg[0].start([workspace])
         await reg[1].wait_for(1)
         await eventually(lambda: first_checked(reg, held), what="every held watch checked once, still working")
-        # one page told the held tasks' state; only the task that settled was asked by GetTask, for its result
-        assert agent.methods.count("ListTasks") == 1
-        assert agent.methods.count("GetTask") - asked_before == 1
+        # listing: one page told the held tasks' state; only the task that settled was asked by GetTask, for its result
+        lists = agent.methods.count("ListTasks")
+        assert lists == 1 if listing else lists <= 1  # refused once (an agent may not record a refused method)
+        assert agent.methods.count("GetTask") - asked_before == (1 if listing else HELD + 1)
         [(target, delivered)] = reg[1].delivered
         assert target == "chat1" and "completed" in delivered and done[:4] in delivered
         assert sorted(w["taskId"] for w in reg[0].snapshot()) == sorted(held)
@@ -67,24 +74,21 @@ async def test_restored_first_checks_come_from_the_task_list_and_a_settled_task_
             agent.release(f"sw{i}")
 
 
-async def test_an_agent_without_list_tasks_is_asked_by_get_task_for_every_restored_watch(
+async def test_a_0_3_agent_is_asked_by_get_task_for_every_restored_watch(
     workspace: Workspace,
     remote: Remote,
     clock: SignalClock,
-    make_sdk_agent: Callable[..., SdkAgent],
+    make_agent: Callable[..., SdkAgent],
     registry_for: Callable[..., Registry],
 ) -> None:
-    agent = make_sdk_agent(streaming=False, push=False, list_tasks=False)
+    """A2A 0.3 has no ListTasks: the SDK refuses the call before sending it, and each watch asks GetTask."""
+    agent = make_agent(legacy=True, streaming=False, push=False)
     try:
-        reg, held, done = await restore(workspace, remote, clock, agent, registry_for)
-        asked_before = agent.methods.count("GetTask")
+        reg, held, _ = await restore(workspace, remote, clock, agent, registry_for)
         await reg[0].start([workspace])
         await reg[1].wait_for(1)
         await eventually(lambda: first_checked(reg, held), what="every held watch checked once, still working")
-        assert agent.methods.count("ListTasks") <= 1  # refused once: not asked again
-        assert agent.methods.count("GetTask") - asked_before == HELD + 1
-        [(_, delivered)] = reg[1].delivered
-        assert done[:4] in delivered
+        assert len(reg[0].snapshot()) == HELD
     finally:
         for i in range(HELD):
             agent.release(f"sw{i}")
