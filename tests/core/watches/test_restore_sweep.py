@@ -43,6 +43,13 @@ def first_checked(reg: Registry, ids: list[str]) -> bool:
     return all(rows[i]["checkedAt"] is not None and rows[i]["state"] == "working" for i in ids)
 
 
+async def started(reg: Registry, workspace: Workspace, held: list[str]) -> None:
+    """Start the registry: the settled task delivered, every held watch checked once and still working."""
+    await reg[0].start([workspace])
+    await reg[1].wait_for(1)
+    await eventually(lambda: first_checked(reg, held), what="every held watch checked once, still working")
+
+
 @pytest.mark.parametrize("listing", [True, False], ids=["lists", "no-list"])
 async def test_restored_first_checks_come_from_the_task_list_and_a_settled_task_still_delivers(
     listing: bool,
@@ -58,9 +65,7 @@ async def test_restored_first_checks_come_from_the_task_list_and_a_settled_task_
     try:
         reg, held, done = await restore(workspace, remote, clock, agent, registry_for)
         asked_before = agent.methods.count("GetTask")
-        await reg[0].start([workspace])
-        await reg[1].wait_for(1)
-        await eventually(lambda: first_checked(reg, held), what="every held watch checked once, still working")
+        await started(reg, workspace, held)
         # listing: one page told the held tasks' state; only the task that settled was asked by GetTask, for its result
         lists = agent.methods.count("ListTasks")
         assert lists == 1 if listing else lists <= 1  # refused once (an agent may not record a refused method)
@@ -85,10 +90,8 @@ async def test_a_0_3_agent_is_asked_by_get_task_for_every_restored_watch(
     agent = make_agent(legacy=True, streaming=False, push=False)
     try:
         reg, held, _ = await restore(workspace, remote, clock, agent, registry_for)
-        await reg[0].start([workspace])
-        await reg[1].wait_for(1)
-        await eventually(lambda: first_checked(reg, held), what="every held watch checked once, still working")
-        assert len(reg[0].snapshot()) == HELD
+        await started(reg, workspace, held)
+        assert len(reg[0].snapshot()) == HELD  # each asked GetTask (its methods are recorded by their 0.3 names)
     finally:
         for i in range(HELD):
             agent.release(f"sw{i}")
