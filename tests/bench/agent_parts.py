@@ -1,5 +1,5 @@
-"""What the benchmarks' stand-in agents share: a task store in memory (counting GetTask reads) and an executor
-that does nothing (the bench sets each task's state itself)."""
+"""What the benchmarks' stand-in agents share: a task store in memory (counting GetTask reads, listing as the SDK's
+own in-memory store does) and an executor that does nothing (the bench sets each task's state itself)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 
 from a2a.server.agent_execution import AgentExecutor
 from a2a.server.tasks import TaskStore
+from a2a.server.tasks.inmemory_task_store import _InMemoryTaskStoreImpl
 from a2a.types import Task
 
 
@@ -26,7 +27,10 @@ class Store(TaskStore):
         self.tasks.pop(task_id, None)
 
     async def list(self, params: Any, context: Any = None) -> Any:
-        raise NotImplementedError
+        """ListTasks as the SDK's in-memory store answers it (filters, order, pages), over these tasks."""
+        listing = _InMemoryTaskStoreImpl(lambda context: "")
+        listing.tasks = {"": self.tasks}
+        return await listing.list(params, context)
 
 
 class Idle(AgentExecutor):

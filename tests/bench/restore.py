@@ -6,8 +6,9 @@ subscribe watches from pending.json, while a browser reads pages and an operator
 Two a2a-sdk JSON-RPC agents run in processes of their own, each task in `working` and never finishing: a push
 agent (push and streaming) and a stream agent (streaming only; SubscribeToTask holds the stream open). Both
 count the calls they answer: how many are in flight at once, and which tasks are re-armed (push: its config
-created and its GetTask answered; subscribe: its stream opened, or, past the console's bound on open streams,
-its GetTask answered). The console runs as `manage.py serve` on its own data and workspace folders.
+created, then its GetTask answered or the task on a ListTasks page answered after; subscribe: its stream opened,
+or, past the console's bound on open streams, its GetTask answered or the task on any ListTasks page: an upper
+bound). The console runs as `manage.py serve` on its own data and workspace folders.
 
 Run 1 measures the seconds from "serving on" until every watch is re-armed, and the latency of the dashboard
 (GET / as the logged-in owner, one every 100 ms) meanwhile: p50 / p99 / max. Run 2 starts the console again
@@ -105,6 +106,8 @@ def run_agent(port_file: str, kind: str, count: int) -> None:
             stats[field] += 1
             stats["max_" + field] = max(stats["max_" + field], stats[field])
             answered = False
+            listed = b""
+            created_then = set(created) if method == "ListTasks" else set()  # a page re-arms the tasks set up before
 
             async def replay() -> Any:
                 nonlocal body
@@ -114,9 +117,16 @@ def run_agent(port_file: str, kind: str, count: int) -> None:
                 return await receive()
 
             async def counted(message: Any) -> None:
-                nonlocal answered
+                nonlocal answered, listed
                 await send(message)
-                if message["type"] == "http.response.body" and not answered:
+                if message["type"] == "http.response.body" and method == "ListTasks" and not answered:
+                    listed += message.get("body", b"")
+                    if not message.get("more_body", False):
+                        answered = True
+                        tasks = json.loads(listed).get("result", {}).get("tasks", [])
+                        # a stream agent's page: every task on it (an upper bound: a watch may not wait on it yet)
+                        armed.update(t["id"] for t in tasks if kind == "sub" or t.get("id") in created_then)
+                elif message["type"] == "http.response.body" and not answered:
                     answered = True
                     if method == "CreateTaskPushNotificationConfig":
                         created.add(task_id)
@@ -194,7 +204,7 @@ def free_port() -> int:
 class Console:
     """`manage.py serve` on the bench's folders; `lines` is what it printed."""
 
-    def __init__(self, tmp: Path, port: int) -> None:
+    def __init__(self, tmp: Path, port: int, cprofile: str | None = None) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("A2ACONSOLE_", "A2AClient__", "A2A__"))}
         env.update(
             A2ACONSOLE_DATA=str(tmp / "data"),
@@ -205,7 +215,8 @@ class Console:
         )
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
-            [sys.executable, "manage.py", "serve", "--port", str(port)],
+            [sys.executable, *(["-m", "cProfile", "-o", cprofile] if cprofile else []), "manage.py", "serve"]
+            + ["--port", str(port)],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
@@ -351,7 +362,7 @@ def write_pending(ws_dir: Path, push_url: str, sub_url: str, pushes: int, subs: 
     asyncio.run(write())
 
 
-def bench(watches: int, push_share: float, profile: str | None, limit: float) -> dict[str, Any]:
+def bench(watches: int, push_share: float, profile: str | None, limit: float, cprofile: str | None) -> dict[str, Any]:
     import httpx
 
     pushes = round(watches * push_share)
@@ -367,7 +378,7 @@ def bench(watches: int, push_share: float, profile: str | None, limit: float) ->
         http = httpx.Client(timeout=30)
 
         # run 1: time to re-armed, page latency meanwhile
-        console = Console(tmp, free_port())
+        console = Console(tmp, free_port(), cprofile)
         spy = None
         serving = console.wait_serving()
         if profile:
@@ -388,6 +399,7 @@ def bench(watches: int, push_share: float, profile: str | None, limit: float) ->
         pages = Pages(console.url)
         pages.start()
         cpu0 = cpu_split(console.proc.pid)
+        agents_cpu0 = sum(cpu_seconds(a.pid) for a in agents)
         armed_at = None
         progress = []
         while time.monotonic() - serving < limit:
@@ -396,6 +408,7 @@ def bench(watches: int, push_share: float, profile: str | None, limit: float) ->
             if p["armed"] >= pushes and s["armed"] >= subs:
                 armed_at = time.monotonic()
                 cpu = tuple(b - a for a, b in zip(cpu0, cpu_split(console.proc.pid), strict=True))
+                agents_cpu = sum(cpu_seconds(a.pid) for a in agents) - agents_cpu0
                 break
             if console.proc.poll() is not None:
                 break
@@ -414,6 +427,7 @@ def bench(watches: int, push_share: float, profile: str | None, limit: float) ->
             "rearmed_seconds": round(armed_at - serving, 2) if armed_at else None,
             "console_cpu_seconds_until_rearmed": round(sum(cpu), 2) if armed_at else None,
             "of_which_user_system": [round(c, 2) for c in cpu] if armed_at else None,
+            "agents_cpu_seconds_until_rearmed": round(agents_cpu, 2) if armed_at else None,
             "load_average": os.getloadavg(),
             "rearmed": {"push": p["armed"], "subscribe": s["armed"]},
             "progress_every_5s": [x for i, x in enumerate(progress) if i % 10 == 0],
@@ -473,9 +487,10 @@ def main() -> None:
     parser.add_argument("--watches", type=int, default=10_000)
     parser.add_argument("--push-share", type=float, default=0.5)
     parser.add_argument("--profile", help="py-spy output file (.svg flame graph, .json speedscope)")
+    parser.add_argument("--cprofile", help="run the console of run 1 under cProfile, its stats to this file")
     parser.add_argument("--limit", type=float, default=180.0, help="give up waiting for the re-arm after this")
     args = parser.parse_args()
-    result = bench(args.watches, args.push_share, args.profile, args.limit)
+    result = bench(args.watches, args.push_share, args.profile, args.limit, args.cprofile)
     print(json.dumps(result, indent=2))
     r1, r2 = result["run1"], result["run2"]
     ok = (

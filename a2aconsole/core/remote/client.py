@@ -72,7 +72,7 @@ from a2aconsole.core.remote.values import (
 
 BINDINGS = ["JSONRPC", "HTTP+JSON"]  # the protocol bindings the console speaks (the SDK picks in card order)
 MAX_CARD_BYTES = 1024 * 1024  # real cards are a few KB; a bigger one is a mistake or an attack
-MAX_PAGE_SIZE = 50  # tasks asked of ListTasks at once (and read of an answer that holds more)
+MAX_PAGE_SIZE = 100  # tasks asked of ListTasks at once (the spec's most; and read of an answer that holds more)
 MAX_PUSH_CONFIGS = 50  # push configs read of one task's list: the console makes one per watch
 MAX_FILTER = 200  # characters of a context id passed on to ListTasks
 

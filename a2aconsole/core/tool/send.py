@@ -276,6 +276,9 @@ class SendHost:
     def push_answer(self, follower: Follower, error: str, fallback: str) -> None:
         return None  # a send's wait sets up no push: the watch that takes it over does
 
+    async def listed(self, follower: Follower) -> TaskSnapshot | None:
+        return None  # a send's follower is no restored watch: it asks GetTask
+
     async def follow_event(self, follower: Follower, kind: str, **kw: Any) -> None:
         if self._emit is not None:
             await self._emit(kind, follower, **kw)

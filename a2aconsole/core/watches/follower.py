@@ -144,6 +144,11 @@ class FollowHost(Protocol):
         `fallback` the source followed instead (`push_refusals.py`)."""
         ...
 
+    async def listed(self, follower: Follower) -> TaskSnapshot | None:
+        """A restored watch's first check answered from its agent's task list (`sweep.py`): its running status,
+        or None when the follower must ask GetTask."""
+        ...
+
 
 class Follower:
     """Follows one watch's task; the registry keeps one per watch (its fields are benchmarked per watch)."""
@@ -417,22 +422,26 @@ class Follower:
         return origin(entry.url) if entry is not None else self.record.agent
 
     async def _check(self) -> TaskSnapshot | None:
-        """GetTask once: the task when it settled, None while it runs or when the check failed (passing)."""
-        conn: Connection | None = None
-        try:
-            async with self.host.limits.call(self._agent_key(), first=self.checked_at is None):
-                conn = await self._connection()
-                task = await conn.get_task(self.record.task_id)
-        except RemoteError as e:
-            if e.kind == "too_big":  # every later check would read the same oversized answer: end with why
-                raise WatchEnd(
-                    "too big", f"[A2A watch ended] {e}; task {self.record.task_id} is no longer watched"
-                ) from None
-            if e.kind == "not_found":  # the agent answered, and does not know the task: no retry brings it back
-                raise self._lost() from None
-            self._note_error(e, conn)
-            await self._news()
-            return None
+        """GetTask once: the task when it settled, None while it runs or when the check failed (passing). A restored
+        watch's first check may be answered by its agent's task list instead (`host.listed`: a running task only)."""
+        first = self.checked_at is None
+        task = await self.host.listed(self) if first and self.restored else None
+        if task is None:
+            conn: Connection | None = None
+            try:
+                async with self.host.limits.call(self._agent_key(), first=first):
+                    conn = await self._connection()
+                    task = await conn.get_task(self.record.task_id)
+            except RemoteError as e:
+                if e.kind == "too_big":  # every later check would read the same oversized answer: end with why
+                    raise WatchEnd(
+                        "too big", f"[A2A watch ended] {e}; task {self.record.task_id} is no longer watched"
+                    ) from None
+                if e.kind == "not_found":  # the agent answered, and does not know the task: no retry brings it back
+                    raise self._lost() from None
+                self._note_error(e, conn)
+                await self._news()
+                return None
         self.checked_at = self.heard_at = self.host.clock.now()
         self.error = ""
         await self._news()

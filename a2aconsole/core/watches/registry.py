@@ -42,7 +42,7 @@ from a2aconsole.core.events import (
 )
 from a2aconsole.core.files import Workspace, origin
 from a2aconsole.core.pending import PendingBatcher, PendingTx, WatchRecord, clear_sending, is_sending, sender_alive
-from a2aconsole.core.remote import CallLimits, ConnectionPool, Remote, TaskSnapshot, push_event
+from a2aconsole.core.remote import CallLimits, Connection, ConnectionPool, Remote, RemoteError, TaskSnapshot, push_event
 from a2aconsole.core.results import has_files, is_interrupted, outcome_event, result_text, task_outcome
 from a2aconsole.core.scrubber import Scrubber, Scrubbers
 from a2aconsole.core.watches.control import take_watches
@@ -57,6 +57,7 @@ from a2aconsole.core.watches.push import (
     token_matches,
 )
 from a2aconsole.core.watches.push_refusals import PushRefusal, PushRefusals, refusal_reason
+from a2aconsole.core.watches.sweep import SWEEP_FROM, Sweep
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +100,9 @@ class WatchRegistry:
         # square of its queued requests and connections).
         self.limits = CallLimits()
         self._restoring: deque[Follower] = deque()  # restored watches in the map whose loop has not started
+        # the restored watches' first checks, listed per agent (`sweep.py`) from this many watches of one agent
+        self.sweep_from = SWEEP_FROM
+        self._sweeps: dict[tuple[Path, str], Sweep] = {}
         self._starter: asyncio.Task[None] | None = None
         self._watches: dict[str, Follower] = {}
         self._by_task: dict[tuple[Any, str, str, str], str] = {}  # (workspace, target, agent, task) -> watch id
@@ -125,6 +129,7 @@ class WatchRegistry:
                 log.error("watches not restored: %s", pf.parse_error)
                 await self._emit(Event(ERROR, str(ws.root), "", "", self.clock.now(), data={"message": pf.parse_error}))
                 continue
+            self._plan_sweeps(ws, [r for r in pf.records if r.undelivered is None])
             for i, rec in enumerate(pf.records):
                 if rec.undelivered is not None:
                     kept.append((ws, rec))
@@ -144,10 +149,13 @@ class WatchRegistry:
         self._watches.clear()
         self._by_task.clear()
         self._restoring.clear()
+        sweeps, self._sweeps = list(self._sweeps.values()), {}
         for t in tasks:
             t.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+        for sweep in sweeps:
+            await sweep.stop()
 
     @property
     def stopped(self) -> bool:
@@ -293,6 +301,7 @@ class WatchRegistry:
             if w.runner is not None:
                 w.runner.cancel()
         kept = []
+        self._plan_sweeps(ws, [r for r in pf.records if r.undelivered is None and r.watch_id not in self._watches])
         for i, rec in enumerate(pf.records):
             if rec.undelivered is not None:
                 if rec.watch_id not in self._delivering and rec.watch_id not in self._retries:
@@ -430,6 +439,39 @@ class WatchRegistry:
                 if self._watches.get(w.record.watch_id) is w and w.runner is None and not self._stopped:
                     w.runner = asyncio.ensure_future(self._run(w))
             await asyncio.sleep(0)
+
+    def _plan_sweeps(self, ws: Workspace, records: list[WatchRecord]) -> None:
+        """Before restoring these records: a sweep for each agent with `sweep_from` of them or more, whose first
+        checks its task list answers (`sweep.py`)."""
+        agents = self.pool.agents(ws)
+        for name, count in Counter(r.agent for r in records).items():
+            entry = agents.get(name)
+            key = (ws.root, name)
+            if key in self._sweeps:
+                self._sweeps[key].expect(count)
+                continue
+            if count < self.sweep_from or entry is None:
+                continue
+
+            async def connect(ws: Workspace = ws, name: str = name) -> Connection:
+                entry = self.pool.agents(ws).get(name)
+                if entry is None:
+                    raise RemoteError("config", f'agent "{name}" left agents.json')
+                return await self.pool.get(ws, entry)
+
+            self._sweeps[key] = Sweep(origin(entry.url), connect, self.limits, self.clock, count)
+
+    async def listed(self, follower: Follower) -> TaskSnapshot | None:
+        """A restored watch's first check from its agent's sweep, when this restore made one (else None: GetTask)."""
+        key = (follower.ws.root, follower.record.agent)
+        sweep = self._sweeps.get(key)
+        if sweep is None:
+            return None
+        try:
+            return await sweep.listed(follower.record.task_id)
+        finally:
+            if sweep.expected == 0 and self._sweeps.get(key) is sweep:
+                del self._sweeps[key]
 
     async def _connect(self, agents: set[tuple[Workspace, str]], unreachable: set[tuple[Path, str]]) -> None:
         """Make the connections of these agents (once each, together); a failure is left to the watches."""

@@ -76,7 +76,7 @@ async def test_the_agents_tasks_come_in_pages_filtered_by_context_and_state(
 async def test_a_page_is_bounded_whatever_size_is_asked(remote: Remote, sdk_agent: SdkAgent) -> None:
     conn = await _connect(remote, sdk_agent)
     await _send(conn, "hello bound")
-    page = await conn.list_tasks(page_size=10_000)  # asked as 50 at most; both SDKs refuse over 100
+    page = await conn.list_tasks(page_size=10_000)  # asked as 100 at most; both SDKs refuse more
     assert len(page.tasks) == 1
     with pytest.raises(RemoteError, match="unknown task state 'busy'"):
         await conn.list_tasks(state="busy")
