@@ -19,7 +19,7 @@ from a2aconsole.web.models import TaskRecord
 from a2aconsole.web.task_index import SEARCHED
 
 FEW = 500  # tasks with a word, at most, for which the search goes by their ids
-INDEXED = ("agent", "target")  # filter keys whose column an index leads with (`state` is stored lower case)
+INDEXED = ("agent", "target", "source")  # filter keys whose column an index leads with (`state`: lower case)
 
 
 def key_filter(key: str, value: str) -> Q:
