@@ -27,6 +27,7 @@ from a2aconsole.web.views.watches import KEYS, live_watches
 
 TOKENS = re.compile(r'"([^"]+)"|(\S+)')
 PAGE_SIZE = task_pages.PAGE_SIZE
+SCAN = task_search.SCAN
 PLACES = ("after", "before", "last")  # where a page link points (`task_pages.read_page`)
 DATE_KEYS = ("after", "before", "on")
 ALIASES = {"chat": "target"}
@@ -92,8 +93,19 @@ class TaskQuery:
             qs = qs.filter(started_at__gte=start_of(self.dates["after"]))
         if "before" in self.dates:
             qs = qs.filter(started_at__lt=start_of(self.dates["before"]))
-        for word in self.words:
-            qs = qs.filter(task_search.word_filter(word, within=qs))
+        found = [task_search.word_filter(word) for word in self.words]
+        bounded = [w for f in found for w in f.bounded]
+        if found and all(f.bounded for f in found):  # no term read through an index: the newest tasks only
+            newest = qs.order_by("-started_at").values_list("started_at", flat=True)[SCAN - 1 : SCAN]
+            if since := newest.first():
+                qs = qs.filter(started_at__gte=since)
+                terms = ", ".join(f"“{w}”" for w in bounded)
+                self.errors.append(
+                    f"{terms}: too short or in too many tasks to look up, so looked for among the newest "
+                    f"{SCAN:,} tasks only (add before: to look further back)"
+                )
+        for f in found:
+            qs = qs.filter(f.hit)
         return qs
 
 
@@ -120,12 +132,12 @@ def listing(
     (without them, as its watch's record last kept it)."""
     where = where or {}
     query = TaskQuery.parse(q)
+    qs = query.apply(TaskRecord.objects.only(*LIST_FIELDS))
     errors = list(query.errors)
     if sort and sort.lstrip("-") not in SORTS:
         errors.append(f"cannot sort by {sort!r}: use one of {', '.join(SORTS)} (a leading - reverses)")
         sort = ""
     sort = sort or DEFAULT_SORT
-    qs = query.apply(TaskRecord.objects.only(*LIST_FIELDS))
     after = _cursor(where.get("after", ""), sort, errors)
     before = None if after else _cursor(where.get("before", ""), sort, errors)
     matched = task_pages.count(qs)
