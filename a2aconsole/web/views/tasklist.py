@@ -40,6 +40,7 @@ LIST_FIELDS = (
     "task_id",
     "target",
     "context_id",
+    "sent_text",
     "state",
     "source",
     "last_text",
@@ -164,8 +165,6 @@ def listing(
         "previous_url": f"{base}before={current.previous.encode()}" if current.previous else "",
         "next_url": f"{base}after={current.next.encode()}" if current.next else "",
         "last_url": f"{base}last=1" if current.next else "",
-        "where": {k: v.encode() for k, v in (("after", after), ("before", before)) if v}
-        or ({"last": "1"} if where.get("last") and not after else {}),
         "q": q,
         "sort": sort,
         "errors": errors,
@@ -238,7 +237,7 @@ async def page(request: HttpRequest) -> HttpResponse:
     g = request.GET
     where = {k: g[k] for k in PLACES if g.get(k)}
     ctx = await sync_to_async(listing)(g.get("q", ""), g.get("sort", ""), where, await live_watches())
-    query = urlencode({"q": ctx["q"], "sort": ctx["sort"], **ctx["where"]})
+    query = urlencode({"q": ctx["q"], "sort": ctx["sort"], **where})  # as asked: a live table keeps its notices
     ctx.update(nav="tasks", title="Tasks", ws_url=f"/ws/console/tasks/?{query}")
     return await sync_to_async(render)(request, "web/tasks.html", ctx)
 
