@@ -146,6 +146,9 @@ class TaskEvent(models.Model):
                 condition=models.Q(kind__in=["result", "message", "question"], read_at__isnull=True),
                 name="task_event_unread",
             ),
+            models.Index(  # the open questions (every page's badge): the latest few, not a scan of the history
+                fields=["created_at", "id"], condition=models.Q(kind="question"), name="task_event_questions"
+            ),
         ]
 
 
