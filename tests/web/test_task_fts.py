@@ -18,9 +18,9 @@ from django.db import connection
 from a2aconsole.web import task_fts
 from a2aconsole.web.models import TaskRecord
 from tests.support import text_search
+from tests.support.postgres import fresh_database
 
 ROOT = Path(__file__).resolve().parents[2]
-ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 
 def expected() -> dict[str, list[object]]:
@@ -52,13 +52,8 @@ def test_sqlite_index_made_again_when_missing() -> None:
 
 @pytest.fixture
 def postgres() -> Iterator[str]:
-    name = f"a2aconsole_fts_{os.getpid()}"
-    with psycopg.connect(ADMIN, autocommit=True) as c:
-        c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        c.execute(f'CREATE DATABASE "{name}"')
-    yield f"postgres://postgres@127.0.0.1:5432/{name}"
-    with psycopg.connect(ADMIN, autocommit=True) as c:
-        c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with fresh_database(f"a2aconsole_fts_{os.getpid()}") as url:
+        yield url
 
 
 @pytest.mark.timeout(180)
