@@ -205,9 +205,9 @@ def load(n: int) -> float:
                 c.execute(sql)
         else:
             c.execute(
-                "SELECT indexname, indexdef FROM pg_indexes WHERE tablename IN %s AND indexname NOT IN "
+                "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = ANY(%s) AND indexname NOT IN "
                 "(SELECT conname FROM pg_constraint)",
-                [TABLES],
+                [list(TABLES)],
             )
             indexes = c.fetchall()
         for name, _ in indexes:
