@@ -136,6 +136,19 @@ def _watch_worker() -> str:
     return mode
 
 
+def _history_days() -> int:
+    """Days a finished task stays in the history (`web.retention`); 0, the default, keeps every task."""
+    raw = os.environ.get("A2ACONSOLE_HISTORY_DAYS", "").strip() or "0"
+    if raw == "0":
+        return 0
+    try:
+        return int(parse_positive_number("A2ACONSOLE_HISTORY_DAYS", raw, integer=True))
+    except ConfigError:
+        raise ConfigError(
+            f"A2ACONSOLE_HISTORY_DAYS={raw!r}: expected a whole number of days, 0 to keep every task"
+        ) from None
+
+
 def _login_throttle() -> tuple[int, timedelta]:
     """How many wrong passwords for one user from one address lock that pair out, and for how long."""
     limit = os.environ.get("A2ACONSOLE_LOGIN_FAILURE_LIMIT") or "5"
@@ -163,6 +176,7 @@ try:
     ALLOWED_HOSTS = _allowed_hosts(PUBLIC_SITE)
     SECRET_KEY = _secret_key(DATA_DIR)
     A2A_WATCH_WORKER = _watch_worker()
+    A2A_HISTORY_DAYS = _history_days()
     AXES_FAILURE_LIMIT, AXES_COOLOFF_TIME = _login_throttle()
     DEBUG = parse_bool("A2ACONSOLE_DEBUG", os.environ.get("A2ACONSOLE_DEBUG") or "false")
 except ConfigError as _e:

@@ -33,6 +33,7 @@ SDKS = ["python", "js", "js-rest"]  # test ids: test_x[python], test_x[js], test
 SHARED_SERVICES = {
     "tests/web/test_parallel_start.py",
     "tests/web/test_redis_idle.py",
+    "tests/web/test_task_fts.py",
     "tests/web/test_worker_lease.py",
     "tests/web/test_worker_lease_redis.py",
     "tests/web/test_worker_process.py",

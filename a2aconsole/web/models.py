@@ -146,6 +146,9 @@ class TaskEvent(models.Model):
                 condition=models.Q(kind__in=["result", "message", "question"], read_at__isnull=True),
                 name="task_event_unread",
             ),
+            models.Index(  # the open questions (every page's badge): the latest few, not a scan of the history
+                fields=["created_at", "id"], condition=models.Q(kind="question"), name="task_event_questions"
+            ),
         ]
 
 
@@ -225,9 +228,9 @@ class TaskRecord(models.Model):
     agent = models.CharField(max_length=40)
     task_id = models.CharField(max_length=200)
     workspace = models.CharField(max_length=1000, blank=True)
-    target = models.CharField(max_length=64, blank=True, db_index=True)
+    target = models.CharField(max_length=64, blank=True)
     context_id = models.CharField(max_length=200, blank=True, db_index=True)
-    state = models.CharField(max_length=40, blank=True, db_index=True)
+    state = models.CharField(max_length=40, blank=True)
     source = models.CharField(max_length=20, blank=True, help_text="How its watch followed it (push, poll...)")
     sent_text = models.TextField(blank=True, help_text="The owner's first message (a preview)")
     last_text = models.TextField(blank=True, help_text="The latest message, status or result (a preview)")
@@ -236,8 +239,8 @@ class TaskRecord(models.Model):
         blank=True, help_text="What the agent said last while working: a status message or an artifact (a preview)"
     )
     progress_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(db_index=True)
-    updated_at = models.DateTimeField(db_index=True)
+    started_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True, db_index=True)
     run_seconds = models.FloatField(null=True, blank=True, help_text="Started to finished")
     events = models.PositiveIntegerField(default=0)
@@ -248,10 +251,25 @@ class TaskRecord(models.Model):
     class Meta:
         ordering = ["-started_at", "-id"]
         constraints = [models.UniqueConstraint(fields=["agent", "task_id"], name="task_record_once")]
+        # The Tasks page (`views.tasklist`) reads a page by a range of one of these, whatever the history's size:
+        # each sort is (column, started_at, id) or (column, id), each filter leads one, state: with each sort.
         indexes = [
-            models.Index(fields=["agent", "started_at"], name="task_record_agent_started"),
-            # sort by duration: finished by run_seconds, running (run_seconds NULL) by started_at
-            models.Index(fields=["run_seconds", "started_at"], name="task_record_duration"),
+            models.Index(fields=["started_at", "id"], name="task_record_started"),
+            models.Index(fields=["updated_at", "id"], name="task_record_updated"),
+            models.Index(fields=["agent", "started_at", "id"], name="task_record_agent_started"),
+            models.Index(fields=["target", "started_at", "id"], name="task_record_target_started"),
+            models.Index(fields=["state", "started_at", "id"], name="task_record_state_started"),
+            models.Index(fields=["source", "started_at", "id"], name="task_record_source_started"),
+            models.Index(fields=["state", "updated_at", "id"], name="task_record_state_updated"),
+            models.Index(fields=["state", "agent", "started_at", "id"], name="task_record_state_agent"),
+            models.Index(fields=["state", "target", "started_at", "id"], name="task_record_state_target"),
+            # sort by duration: finished by run_seconds, running (run_seconds NULL, a few) by started_at
+            models.Index(
+                fields=["run_seconds", "id"], condition=models.Q(run_seconds__isnull=False), name="task_record_duration"
+            ),
+            models.Index(
+                fields=["started_at", "id"], condition=models.Q(run_seconds__isnull=True), name="task_record_running"
+            ),
             # the live tabs' progress mark (`task_index.progress_at`): the latest line told, every few seconds
             models.Index(fields=["progress_at"], name="task_record_progress_at"),
         ]

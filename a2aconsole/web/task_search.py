@@ -1,25 +1,28 @@
 """Free text on the Tasks page: a word is found in a task's ids or what was said (sent, latest, result), any case.
 
 A word without whitespace is looked for in `TaskRecord.search_words` (each word of those texts once, lower
-case: `task_index.search_words`), a fraction of the texts, indexed (migration 0009: on SQLite with state and
-agent, so such a search and its count read that index instead of the wide rows; on PostgreSQL a pg_trgm index,
-when the extension can be created). A word
-few tasks have is turned into their ids first, so the page and its count read those rows only; a common word
-is matched row by row (a page of 25 is found in the first rows read). A quoted phrase with spaces is narrowed
-by its words, then matched in the texts themselves.
+case: `task_index.search_words`) through the database's own index (`task_fts`: SQLite FTS5 trigram, PostgreSQL
+pg_trgm). By how many tasks have it: a word up to `MANY` tasks have is read through the index, then the page
+and its count are read among those tasks; a word more have is matched row by row in the page's order (a page of
+25 is found in the first few thousand rows, the count stops at `task_pages.COUNT_CAP`). A word the index cannot
+look up (under 3 characters) and a quoted phrase none of whose words is rare are matched row by row too, among
+the newest `SCAN` tasks the other terms leave (a notice says so): a row-by-row search of a million rows for a
+word no task has would read them all. A quoted phrase is narrowed by its words, then matched in the texts.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
-from django.db.models import Q, QuerySet
+from django.db.models import Q
 
+from a2aconsole.web import task_fts
 from a2aconsole.web.models import TaskRecord
 from a2aconsole.web.task_index import SEARCHED
 
-FEW = 500  # tasks with a word, at most, for which the search goes by their ids
-INDEXED = ("agent", "target")  # filter keys whose column an index leads with (`state` is stored lower case)
+MANY = 20_000  # tasks with a word, at most, for which the search reads the index's ids (a few ms)
+SCAN = 20_000  # newest tasks a search no index can serve looks among
+INDEXED = ("agent", "target", "source")  # filter keys whose column an index leads with (`state`: lower case)
 
 
 def key_filter(key: str, value: str) -> Q:
@@ -35,20 +38,31 @@ def key_filter(key: str, value: str) -> Q:
     return Q(**{f"{key}__iexact": value})
 
 
-def word_filter(term: str, within: QuerySet[Any] | None = None) -> Q:
-    """The tasks whose ids or texts contain `term` (case-insensitive). `within`: the tasks the search's other
-    terms leave (its filters, dates): the ids are looked for among those only (`agent:poet state:completed
-    lisbon` read every task's words for "lisbon" first, a tenth of them, then matched row by row anyway)."""
+@dataclass
+class Words:
+    """What the free words of a search ask: the rows that have them, and whether none could be looked up in an
+    index so the search must be bounded (`bounded`, the words that made it so)."""
 
+    hit: Q
+    bounded: list[str]
+
+
+def word_filter(term: str) -> Words:
+    """The tasks whose ids or texts contain `term` (a word, or a phrase with spaces), case-insensitive."""
     words = term.lower().split()
-    hit = Q()
+    hit, rare = Q(), False
     for word in words:
-        having = (within if within is not None else TaskRecord.objects).filter(search_words__contains=word)
-        ids = list(having.order_by().values_list("id", flat=True)[: FEW + 1])  # the index alone, not the rows
-        hit &= Q(id__in=ids) if len(ids) <= FEW else Q(search_words__contains=word)
+        n = task_fts.how_many(word, MANY + 1)
+        if n is not None and n <= MANY:
+            hit &= task_fts.having(word)
+            rare = True
+        else:
+            hit &= Q(search_words__contains=word)
+    short = [w for w in words if len(w) < task_fts.SHORTEST]
     if len(words) > 1:  # a phrase: its words are there; is the phrase itself?
         phrase = Q()
         for name in SEARCHED:
             phrase |= Q(**{f"{name}__icontains": term})
         hit &= phrase
-    return hit
+        return Words(hit, [] if rare else [term])
+    return Words(hit, short)

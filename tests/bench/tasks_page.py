@@ -34,7 +34,7 @@ QUERIES = {
     "first page": "/tasks/",
     "search": "/tasks/?q=state%3Acompleted+agent%3Apoet+lisbon",
     "sort by duration": "/tasks/?sort=-duration",
-    "date + page 2": "/tasks/?q=after%3A2026-06-01&page=2",
+    "date + last page": "/tasks/?q=after%3A2026-06-01&last=1",
 }
 
 

@@ -7,6 +7,7 @@ and in creating the owner (`auth_user_username_key`), and one of them crashed.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -14,22 +15,17 @@ import psycopg
 import pytest
 
 from tests.support.console_server import OWNER, ConsoleServer
+from tests.support.postgres import fresh_database
 
 PROCESSES = 3
-ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 pytestmark = [pytest.mark.timeout(180)]
 
 
 @pytest.fixture
-def fresh_postgres() -> str:
-    name = f"a2aconsole_start_{os.getpid()}"
-    with psycopg.connect(ADMIN, autocommit=True) as c:
-        c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        c.execute(f'CREATE DATABASE "{name}"')
-    yield f"postgres://postgres@127.0.0.1:5432/{name}"
-    with psycopg.connect(ADMIN, autocommit=True) as c:
-        c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+def fresh_postgres() -> Iterator[str]:
+    with fresh_database(f"a2aconsole_start_{os.getpid()}") as url:
+        yield url
 
 
 def test_web_processes_started_together_all_serve_with_one_owner(fresh_postgres: str, tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ BAD_VALUES = [
     ("A2ACONSOLE_HSTS_SECONDS", "a year", "expected a whole number of seconds (0 or more)"),
     ("A2ACONSOLE_HSTS_PRELOAD", "perhaps", "expected true or false"),
     ("A2ACONSOLE_LOGIN_FAILURE_LIMIT", "five", "expected a whole number greater than 0"),
+    ("A2ACONSOLE_HISTORY_DAYS", "-3", "expected a whole number of days, 0 to keep every task"),
     ("A2ACONSOLE_LOGIN_COOLOFF", "15 minutes", "expected a duration like 1.00:00:00 (d.hh:mm:ss) or seconds > 0"),
 ]
 

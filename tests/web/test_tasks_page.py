@@ -119,6 +119,22 @@ def test_sorting_by_column(owner: Client) -> None:
     assert "cannot sort by &#x27;secret&#x27;" in bad and rows(bad) == ["t-run", "t-mid", "t-short", "t-long"]
 
 
+def link(html: str, label: str) -> str:
+    """The pager's link named `label` (First, Previous, Next, Last), unescaped."""
+    [href] = re.findall(rf'<a href="([^"]+)"(?: rel="\w+")?>{label}</a>', html)
+    return href.replace("&amp;", "&")
+
+
+def walk(client: Client, url: str, pages: int) -> list[list[str]]:
+    """The rows of `pages` pages, from `url` on by each page's Next link."""
+    seen = []
+    for _ in range(pages):
+        html = client.get("/tasks/" + url).content.decode()
+        seen.append(rows(html))
+        url = link(html, "Next") if len(seen) < pages else ""
+    return seen
+
+
 @pytest.mark.django_db
 def test_pages(owner: Client) -> None:
     n = PAGE_SIZE * 2 + 20
@@ -126,12 +142,19 @@ def test_pages(owner: Client) -> None:
         emit(f"t{i:03d}", "state", "working", at=T0 + timedelta(minutes=i))
     first = owner.get("/tasks/").content.decode()
     assert rows(first) == [f"t{i:03d}" for i in range(n - 1, n - 1 - PAGE_SIZE, -1)]  # newest first
-    assert "Page 1 of 3" in first and 'href="?page=2" rel="next"' in first
-    last = owner.get("/tasks/?page=3").content.decode()
-    assert rows(last) == [f"t{i:03d}" for i in range(19, -1, -1)] and f"{PAGE_SIZE * 2 + 1}–{n} of {n}" in last
-    assert rows(owner.get("/tasks/?page=99").content.decode()) == rows(last)  # past the end: the last page
-    kept = owner.get("/tasks/", {"q": "state:working", "page": "2", "sort": "started"}).content.decode()
-    assert rows(kept)[0] == f"t{PAGE_SIZE:03d}" and 'href="?q=state%3Aworking&amp;sort=started&amp;page=3"' in kept
+    assert f"1–{PAGE_SIZE} of {n} tasks" in first and link(first, "Last") == "?last=1"
+    assert '<span class="muted" aria-disabled="true">Previous</span>' in first
+    last = owner.get("/tasks/?last=1").content.decode()
+    oldest = [f"t{i:03d}" for i in range(PAGE_SIZE - 1, -1, -1)]  # the last page: the oldest, a full page
+    assert rows(last) == oldest and f"{n - PAGE_SIZE + 1}–{n} of {n}" in last
+    assert '<span class="muted" aria-disabled="true">Next</span>' in last
+    second = owner.get("/tasks/" + link(last, "Previous")).content.decode()
+    assert rows(second) == [f"t{i:03d}" for i in range(PAGE_SIZE * 2 - 1, PAGE_SIZE - 1, -1)]
+    assert f"{n - 2 * PAGE_SIZE + 1}–{n - PAGE_SIZE} of {n}" in second
+    assert rows(owner.get("/tasks/?page=99").content.decode()) == rows(first)  # an old page link: the first page
+    kept = owner.get("/tasks/", {"q": "state:working", "sort": "started"}).content.decode()
+    assert link(kept, "Next").startswith("?q=state%3Aworking&sort=started&after=")
+    assert rows(owner.get("/tasks/" + link(kept, "Next")).content.decode())[0] == f"t{PAGE_SIZE:03d}"
 
 
 @pytest.mark.django_db
@@ -148,7 +171,7 @@ def test_duration_order_holds_across_pages(owner: Client) -> None:
         took[f"t{i:03d}"] = i * 60 if i % 2 else i * 90 + 15
     longest = sorted(took, key=lambda t: -took[t])
     for sort, expected in (("-duration", longest), ("duration", longest[::-1])):
-        pages = [rows(owner.get("/tasks/", {"sort": sort, "page": p}).content.decode()) for p in (1, 2, 3)]
+        pages = walk(owner, f"?sort={sort}", 3)
         assert [t for page in pages for t in page] == expected, sort
 
 

@@ -35,6 +35,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 
+from a2aconsole.core import pending
 from a2aconsole.core.chat import ChatTarget
 from a2aconsole.core.clock import Clock, SystemClock
 from a2aconsole.core.config import ClientSettings
@@ -61,6 +62,7 @@ from a2aconsole.web.delivery.targets import TargetDelivery
 from a2aconsole.web.metrics import WatchCollector
 from a2aconsole.web.process import wakeups
 from a2aconsole.web.push_check import PushBaseCheck
+from a2aconsole.web.retention import Retention
 
 log = logging.getLogger(__name__)
 
@@ -202,10 +204,21 @@ class Runtime:
             self.files = WorkspaceFileWatch(self.files_changed)
             await self.files.watch(self._known)
             self.spawn(self._rescan_forever())
+            if days := getattr(settings, "A2A_HISTORY_DAYS", 0):  # the history's daily prune, with the worker
+                self.spawn(Retention(days, self.clock, self.watched_tasks).run_forever())
             if self.leases.expires:
                 self.spawn(self._keep_leases_forever())
                 self.spawn(wakeups.listen(self))
         return self.registry
+
+    async def watched_tasks(self) -> set[tuple[str, str]]:
+        """The (agent, task id) of every watch record in the known workspaces' `pending.json`: tasks the
+        retention keeps, whichever worker follows them."""
+
+        def read() -> set[tuple[str, str]]:
+            return {(r.agent, r.task_id) for ws in self._known for r in pending.read(ws).records}
+
+        return await asyncio.to_thread(read)
 
     async def _keep_leases_forever(self) -> None:
         """The heartbeat: renew the leases held, stop following the workspaces lost, take over the free ones."""

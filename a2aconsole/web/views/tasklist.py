@@ -3,7 +3,7 @@
 Search uses the watch table's syntax (`agent:x state:working source:poll target:y`, `chat:` for `target:`)
 plus dates (`after:2026-12-01 before:2026-12-03`, `on:2026-12-02`, in the console's time zone) and free
 words matched against the task and context ids and what was said (the message sent, the latest message,
-the result). Sorted by a column, paged, so 10,000 tasks cost what 50 do.
+the result). Sorted by a column, paged by keyset (`task_pages`), so a million tasks cost what 50 do.
 """
 
 from __future__ import annotations
@@ -15,29 +15,23 @@ from typing import Any
 from urllib.parse import urlencode
 
 from asgiref.sync import sync_to_async
-from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from a2aconsole.web import asked, history, links, live, task_index, task_search, task_watch
+from a2aconsole.web import asked, history, links, live, task_index, task_pages, task_search, task_watch
 from a2aconsole.web.models import TaskRecord
 from a2aconsole.web.views.watches import KEYS, live_watches
 
 TOKENS = re.compile(r'"([^"]+)"|(\S+)')
-PAGE_SIZE = 25  # rows a page shows: what a page costs, whatever the number of tasks
+PAGE_SIZE = task_pages.PAGE_SIZE
+SCAN = task_search.SCAN
+PLACES = ("after", "before", "last")  # where a page link points (`task_pages.read_page`)
 DATE_KEYS = ("after", "before", "on")
 ALIASES = {"chat": "target"}
-SORTS = {
-    "started": "started_at",
-    "updated": "updated_at",
-    "duration": "duration",
-    "state": "state",
-    "agent": "agent",
-    "chat": "target",
-}
+SORTS = ("started", "updated", "duration", "state", "agent", "chat")  # `task_pages.KEYS`, and duration
 DEFAULT_SORT = "-started"
 SHOWN_CHARS = 200  # of the latest message or result, in a row
 LIST_FIELDS = (
@@ -46,6 +40,7 @@ LIST_FIELDS = (
     "task_id",
     "target",
     "context_id",
+    "sent_text",
     "state",
     "source",
     "last_text",
@@ -99,83 +94,81 @@ class TaskQuery:
             qs = qs.filter(started_at__gte=start_of(self.dates["after"]))
         if "before" in self.dates:
             qs = qs.filter(started_at__lt=start_of(self.dates["before"]))
-        for word in self.words:
-            qs = qs.filter(task_search.word_filter(word, within=qs))
+        found = [task_search.word_filter(word) for word in self.words]
+        bounded = [w for f in found for w in f.bounded]
+        if found and all(f.bounded for f in found):  # no term read through an index: the newest tasks only
+            newest = qs.order_by("-started_at").values_list("started_at", flat=True)[SCAN - 1 : SCAN]
+            if since := newest.first():
+                qs = qs.filter(started_at__gte=since)
+                terms = ", ".join(f"“{w}”" for w in bounded)
+                self.errors.append(
+                    f"{terms}: too short or in too many tasks to look up, so looked for among the newest "
+                    f"{SCAN:,} tasks only (add before: to look further back)"
+                )
+        for f in found:
+            qs = qs.filter(f.hit)
         return qs
 
 
-class ByDuration:
-    """Tasks in order of how long they ran (finished: `run_seconds`; running: since `started_at`), for the
-    Paginator: two indexed queries merged, each read only as far as the page asked for, so the first
-    pages of 10,000 tasks cost what those of 10 do."""
-
-    def __init__(self, qs: QuerySet[TaskRecord], descending: bool, now: datetime) -> None:
-        self.qs, self.descending, self.now = qs, descending, now
-
-    def count(self) -> int:
-        return self.qs.count()
-
-    def _key(self, r: TaskRecord) -> tuple[float, float, int]:
-        seconds = r.run_seconds if r.run_seconds is not None else (self.now - r.started_at).total_seconds()
-        key = (seconds, r.started_at.timestamp(), r.id)
-        return (-key[0], -key[1], -key[2]) if self.descending else key
-
-    def __getitem__(self, window: slice) -> list[TaskRecord]:
-        stop = window.stop or 0
-        finished = self.qs.filter(run_seconds__isnull=False)
-        running = self.qs.filter(run_seconds__isnull=True)
-        # each order follows the task_record_duration index (run_seconds, started_at, id), read one way or back
-        if self.descending:  # the longest first: longest finished, or the running one started first
-            finished = finished.order_by("-run_seconds", "-started_at", "-id")
-            running = running.order_by("started_at", "id")
-        else:
-            finished = finished.order_by("run_seconds", "started_at", "id")
-            running = running.order_by("-started_at", "-id")
-        return sorted([*finished[:stop], *running[:stop]], key=self._key)[window]
-
-
-def _sorted(qs: QuerySet[TaskRecord], sort: str) -> QuerySet[TaskRecord] | ByDuration:
-    column = SORTS[sort.lstrip("-")]
-    if column == "duration":
-        return ByDuration(qs, sort.startswith("-"), timezone.now())
-    order = f"-{column}" if sort.startswith("-") else column
-    return qs.order_by(order, "-id" if sort.startswith("-") else "id")
+def _cursor(text: str, sort: str, errors: list[str]) -> task_pages.Cursor | None:
+    """A page link's cursor; a bad one is said, and the list starts at its first page."""
+    if not text:
+        return None
+    try:
+        return task_pages.Cursor.decode(text, sort)
+    except task_pages.BadCursor as e:
+        errors.append(f"{e}: showing the first page")
+        return None
 
 
 def listing(
-    q: str = "", sort: str = "", page: str | int = 1, live_rows: dict[str, dict[str, Any]] | None = None
+    q: str = "",
+    sort: str = "",
+    where: dict[str, str] | None = None,
+    live_rows: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Everything the table shows: one page of the tasks matching `q`, sorted by `sort`, and how to go on.
-    `live_rows`: the watch registry's rows (`live_watches`), by which a followed task's row says when its agent
-    last answered (without them, as its watch's record last kept it)."""
+    `where`: the page asked for (`after` or `before` a cursor, or `last`), else the first. `live_rows`: the
+    watch registry's rows (`live_watches`), by which a followed task's row says when its agent last answered
+    (without them, as its watch's record last kept it)."""
+    where = where or {}
     query = TaskQuery.parse(q)
+    qs = query.apply(TaskRecord.objects.only(*LIST_FIELDS))
     errors = list(query.errors)
     if sort and sort.lstrip("-") not in SORTS:
         errors.append(f"cannot sort by {sort!r}: use one of {', '.join(SORTS)} (a leading - reverses)")
         sort = ""
     sort = sort or DEFAULT_SORT
-    qs = _sorted(query.apply(TaskRecord.objects.only(*LIST_FIELDS)), sort)
-    pages = Paginator(qs, PAGE_SIZE)
-    current = pages.get_page(page)
+    after = _cursor(where.get("after", ""), sort, errors)
+    before = None if after else _cursor(where.get("before", ""), sort, errors)
+    matched = task_pages.count(qs)
+    current = task_pages.read_page(qs, sort, matched, after, before, last=bool(where.get("last")) and not after)
     now = timezone.now()
     today = timezone.localdate(now)
-    rows = [_row(r, now, today) for r in current.object_list]
+    rows = [_row(r, now, today) for r in current.rows]
     news = task_watch.news_of_tasks({(r["agent"], r["task_id"]) for r in rows if r["running"]}, live_rows)
     away = history.finished_away({(r["agent"], r["task_id"]) for r in rows})
     for r in rows:
         key = (r["agent"], r["task_id"])
         r["news"], r["away"] = news.get(key), key in away
+    total = task_pages.count(TaskRecord.objects.all()) if q else matched
+    base = _url(q, sort)
     return {
         "rows": rows,
         "page": current,
-        "pages": pages,
-        "matched": pages.count,
-        "total": TaskRecord.objects.count() if q else pages.count,
+        "shown": f"{current.start:,}–{current.end:,}" if current.start else f"{len(rows)}",
+        "matched": matched,
+        "matched_label": task_pages.shown_count(matched),
+        "total": total,
+        "total_label": task_pages.shown_count(total),
+        "first_url": base if current.previous else "",
+        "previous_url": f"{base}before={current.previous.encode()}" if current.previous else "",
+        "next_url": f"{base}after={current.next.encode()}" if current.next else "",
+        "last_url": f"{base}last=1" if current.next else "",
         "q": q,
         "sort": sort,
         "errors": errors,
         "columns": [_column(name, label, q, sort) for name, label in COLUMNS],
-        "page_url": _url(q, sort, None),
     }
 
 
@@ -199,12 +192,13 @@ def _column(name: str | None, label: str, q: str, sort: str) -> dict[str, Any]:
     descending = sort.startswith("-")
     nxt = name if active and descending else f"-{name}"
     aria = ("descending" if descending else "ascending") if active else "none"
-    return {"label": label, "url": _url(q, nxt, None), "aria_sort": aria, "active": active}
+    return {"label": label, "url": _url(q, nxt), "aria_sort": aria, "active": active}
 
 
-def _url(q: str, sort: str, page: int | None) -> str:
+def _url(q: str, sort: str) -> str:
+    """The list's link for a search and sort, ready for a page's `after=`, `before=` or `last=`."""
     sort = "" if sort == DEFAULT_SORT else sort
-    params = {k: v for k, v in (("q", q), ("sort", sort), ("page", page)) if v}
+    params = {k: v for k, v in (("q", q), ("sort", sort)) if v}
     return "?" + urlencode(params) + ("&" if params else "")
 
 
@@ -241,8 +235,9 @@ def _row(r: TaskRecord, now: datetime, today: date) -> dict[str, Any]:
 
 async def page(request: HttpRequest) -> HttpResponse:
     g = request.GET
-    ctx = await sync_to_async(listing)(g.get("q", ""), g.get("sort", ""), g.get("page", 1), await live_watches())
-    query = urlencode({"q": ctx["q"], "sort": ctx["sort"], "page": ctx["page"].number})
+    where = {k: g[k] for k in PLACES if g.get(k)}
+    ctx = await sync_to_async(listing)(g.get("q", ""), g.get("sort", ""), where, await live_watches())
+    query = urlencode({"q": ctx["q"], "sort": ctx["sort"], **where})  # as asked: a live table keeps its notices
     ctx.update(nav="tasks", title="Tasks", ws_url=f"/ws/console/tasks/?{query}")
     return await sync_to_async(render)(request, "web/tasks.html", ctx)
 
@@ -261,7 +256,8 @@ class TasksLive(live.LivePage):
     def full(self, tab: live.Tab) -> list[str]:
         """The table again for the tab's search, sort and page."""
         p = tab.params
-        ctx = listing(p.get("q", ""), p.get("sort", ""), p.get("page", 1), tab.prepared.get("live"))
+        where = {k: p[k] for k in PLACES if p.get(k)}
+        ctx = listing(p.get("q", ""), p.get("sort", ""), where, tab.prepared.get("live"))
         tab.memo["tasks"] = {(r["agent"], r["task_id"]) for r in ctx["rows"]}
         return [render_to_string("web/tasks.html#task-table", {**ctx, "oob": True})]
 
