@@ -387,7 +387,7 @@ document.addEventListener("DOMContentLoaded", function () {
 document.addEventListener("htmx:wsAfterMessage", function (event) {
   var message = event.detail && event.detail.message;
   // a frame the console ends so (status messages, a watch's news) moves no count: the menu asks nothing
-  if (typeof message !== "string" || message.slice(-17) !== "<!-- progress -->") askCounts();
+  if (typeof message !== "string" || !message.endsWith("<!-- progress -->")) askCounts();
   markSeen();
 });
 document.addEventListener("htmx:afterSettle", markSeen);

@@ -163,23 +163,18 @@ class Sweep:
         self._resolve(began, None)  # not on a page asked since they waited: GetTask
 
     def _answer(self, task: TaskSnapshot, asked: int) -> None:
-        waiters = self._waiting.get(task.id)
-        if not waiters:
-            return
-        keep = [(n, f) for n, f in waiters if n > asked]
-        for n, f in waiters:
-            if n <= asked and not f.done():
-                f.set_result(task)
-        if keep:
-            self._waiting[task.id] = keep
-        else:
-            del self._waiting[task.id]
+        self._settle([task.id], asked, task)
 
     def _resolve(self, upto: float, value: TaskSnapshot | None) -> None:
         """Answer `value` to every watch that began to wait no later than the `upto`th."""
-        for task_id in list(self._waiting):
+        self._settle(list(self._waiting), upto, value)
+
+    def _settle(self, task_ids: list[str], upto: float, value: TaskSnapshot | None) -> None:
+        """Answer `value` to the watches of these tasks that began to wait no later than the `upto`th; the later
+        ones keep waiting (a page asked before they waited cannot answer them)."""
+        for task_id in task_ids:
             keep = []
-            for n, f in self._waiting[task_id]:
+            for n, f in self._waiting.get(task_id, []):
                 if n <= upto:
                     if not f.done():
                         f.set_result(value)
@@ -188,4 +183,4 @@ class Sweep:
             if keep:
                 self._waiting[task_id] = keep
             else:
-                del self._waiting[task_id]
+                self._waiting.pop(task_id, None)
