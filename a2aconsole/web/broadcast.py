@@ -7,7 +7,7 @@ once: emitted again, it is neither stored nor broadcast. Each message carries th
 number per group and sending process, so a tab notices a message the layer dropped and renders in full.
 A re-check of a finished task reports the same outcome again: it is not stored (nor shown) a second time.
 A status message told while a task works (a `progress` event of kind `status`) is kept on the task's row only
-(`task_index.note_progress`), not as an event: the tabs render it from there, and a reload shows it.
+(`task_index.TaskRows.note_progress`), not as an event: the tabs render it from there, and a reload shows it.
 
 Events are written by one writer per event loop, on a kept database connection (`db_threads`), all that are
 waiting in one transaction: a burst of pushes costs a few commits, not one each. `emit` returns once its event
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from channels.layers import get_channel_layer
-from django.db import OperationalError, transaction
+from django.db import IntegrityError, OperationalError, transaction
 
 from a2aconsole.core.events import Event, groups_for
 from a2aconsole.core.results import PREVIEW_CHARS, preview
@@ -49,14 +49,6 @@ SEQ_GROUPS = 10_000  # per-group counters kept (oldest forgotten: a tab then see
 _seqs: OrderedDict[str, int] = OrderedDict()
 
 
-def _repeats(event: Event) -> bool:
-    """The task's latest outcome event says exactly this already (a re-check of a finished or unchanged task)."""
-    if event.kind not in REPEATABLE or not event.task_id:
-        return False
-    last = _last_outcome(event.agent, event.task_id)
-    return last is not None and last[1:] == _said(event)
-
-
 def _said(event: Event) -> tuple[Any, ...]:
     """What an outcome event says, as `_repeats` compares it."""
     return (event.kind, event.state, event.text, _outcome_data(event.data))
@@ -70,9 +62,15 @@ def _outcome_data(data: object) -> object:
 def _store(event: Event) -> int | None:
     """Write the event's row and its task's row of the Tasks page, together; the row's id. None when nothing is
     stored: a keyed event already in the history (emitted again after a crash, or by two workers), or one that
-    repeats the task's last outcome (a re-check)."""
-    with transaction.atomic():
-        return _store_one(event)
+    repeats the task's last outcome (a re-check). Its own transaction (a savepoint inside another): a key another
+    writer stored meanwhile counts as stored."""
+    try:
+        with transaction.atomic():
+            return _store_batch([event])[0]
+    except IntegrityError:
+        if event.key and TaskEvent.objects.filter(key=event.key).exists():
+            return None
+        raise
 
 
 def _row_fields(event: Event) -> dict[str, Any]:
@@ -95,25 +93,6 @@ def _status_only(event: Event) -> bool:
     return event.kind == "progress" and isinstance(event.data, dict) and event.data.get("kind") == "status"
 
 
-def _store_one(event: Event) -> int | None:
-
-    if _repeats(event):
-        return None
-    fields = _row_fields(event)
-    if _status_only(event):  # the latest line on the task's row; 0: told to the tabs without an event id
-        return 0 if task_index.note_progress(TaskEvent(**fields)) else None
-    if event.key:
-        row, created = TaskEvent.objects.get_or_create(key=event.key, defaults=fields)
-    else:
-        row, created = TaskEvent.objects.create(**fields), True
-    if not created:
-        return None
-    task_index.note(row)
-    if isinstance(event.data, dict) and outgoing.KIND in event.data:
-        outgoing.took(event.kind, event.data)
-    return row.id
-
-
 OUTCOME_KINDS = (*REPEATABLE, "sent")  # what `_repeats` compares an outcome with: the task's latest of these
 
 
@@ -129,7 +108,7 @@ def _last_outcome(agent: str, task_id: str) -> tuple[Any, ...] | None:
 
 
 def _store_batch(events: list[Event]) -> list[int | None]:
-    """Store the events in order, as `_store_one` each would (call inside a transaction), in a few statements for
+    """Store the events in order (call inside a transaction), in a few statements for
     the whole batch: the keys already stored, one INSERT of the new events, their tasks' rows read and written once
     (`task_index.TaskRows`), and a task's last outcome read only for an outcome the batch itself does not follow
     (an API send's batch starts with its `sent`: its state and result are compared with that, not the history)."""
@@ -185,8 +164,7 @@ def _store_all(events: list[Event]) -> list[int | None | BaseException]:
     with transaction.atomic():
         for event in events:
             try:
-                with transaction.atomic():
-                    out.append(_store_one(event))
+                out.append(_store(event))
             except OperationalError:
                 raise
             except Exception as e:

@@ -145,21 +145,6 @@ def _values(record: Any) -> tuple[Any, ...]:
     return tuple(getattr(record, f) for f in _FOLDED)
 
 
-def note(event_row: Any) -> None:
-    """Fold a just-stored `TaskEvent` into its task's row (call inside the transaction that stored it)."""
-    rows = TaskRows([(event_row.agent, event_row.task_id)])
-    rows.note(event_row)
-    rows.save()
-
-
-def note_progress(event_row: Any) -> bool:
-    """Keep a status message on its task's row (an unsaved `TaskEvent`); False when the row says it already."""
-    rows = TaskRows([(event_row.agent, event_row.task_id)])
-    told = rows.note_progress(event_row)
-    rows.save()
-    return told
-
-
 def progress_of(pairs: Any) -> dict[tuple[str, str], Any]:
     """The rows with a progress line of these (agent, task id) pairs (`rows_of`): one query."""
     return {key: row for key, row in rows_of(pairs).items() if row.progress}

@@ -75,7 +75,7 @@ def warm(badge: Locator) -> bool:
 
 
 def height(badge: Locator) -> float:
-    """The element's height, read in one step in the page: a live update may swap the badge (bounding_box reads None then)."""
+    """The element's height, read in one step in the page (a live update may swap the badge: bounding_box is None)."""
     return float(badge.evaluate("e => e.getBoundingClientRect().height"))
 
 

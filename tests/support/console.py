@@ -68,5 +68,7 @@ def record_event(ws: Workspace | None, task_id: str, kind: str, state: str, text
             text=text,
             created_at=timezone.now(),
         )
-        task_index.note(row)
+        rows = task_index.TaskRows([(row.agent, row.task_id)])
+        rows.note(row)
+        rows.save()
     return row

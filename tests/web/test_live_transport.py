@@ -44,12 +44,14 @@ def event(task: str, kind: str = "state", **extra: object) -> dict:
 
 
 def store(task: str, kind: str, state: str, text: str = "") -> int:
-    """An event stored as the event sink stores it: its row, and its task's row of the index (`task_index.note`)."""
+    """An event stored as the event sink stores it: its row, and its task's row of the index (`task_index.TaskRows`)."""
     with transaction.atomic():
         ev = TaskEvent.objects.create(
             agent="bot", task_id=task, target="console", kind=kind, state=state, text=text, created_at=timezone.now()
         )
-        task_index.note(ev)
+        rows = task_index.TaskRows([(ev.agent, ev.task_id)])
+        rows.note(ev)
+        rows.save()
     return ev.id
 
 
