@@ -9,7 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.daphne_process import ROOT, DaphneProcess, closed_port
+from tests.support.daphne_process import DaphneProcess, closed_port
+from tests.support.served_process import ROOT
 
 IMAGE_URL = "http://127.0.0.1:8000"
 

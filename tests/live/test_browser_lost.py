@@ -14,7 +14,8 @@ from playwright.sync_api import Browser, expect
 
 from tests.support.agents import TestAgent, start_agent
 from tests.support.browser import SIZES, checked_page, live, logged_in, shot, watched_send
-from tests.support.console_server import ROOT, ConsoleServer
+from tests.support.console_server import ConsoleServer
+from tests.support.served_process import ROOT
 
 pytestmark = [pytest.mark.timeout(150)]
 # the watch polls on a short backoff (tests/support/quick_poll_console.py): its next check finds the task gone

@@ -17,7 +17,8 @@ import sys
 import uuid
 from typing import Any
 
-from tests.support.console_server import ROOT, ConsoleServer
+from tests.support.console_server import ConsoleServer
+from tests.support.served_process import ROOT
 
 
 def echoes(agent: str, texts: list[str], target: str = "console") -> list[dict[str, str]]:

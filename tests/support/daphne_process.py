@@ -4,13 +4,10 @@ scale-out, started with whatever environment a test gives it (e.g. a database th
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.served_process import ServedProcess
 
 # daphne's own CLI logs its port only at INFO, which the console's logging hides: print it from ready_callable
 RUN = """
@@ -28,10 +25,11 @@ server.run()
 """
 
 
-class DaphneProcess:
+class DaphneProcess(ServedProcess):
     """`start()` waits for the port; `stop()` ends the process (idempotent). `url` has no trailing slash."""
 
     def __init__(self, base: Path, **env: str) -> None:
+        super().__init__()
         self.env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "a2aconsole.settings",
@@ -44,9 +42,6 @@ class DaphneProcess:
         for name in ("DJANGO_ALLOW_ASYNC_UNSAFE", *(k for k, v in env.items() if v == "")):
             self.env.pop(name, None)
         self.base = base
-        self.url = ""
-        self.lines: list[str] = []
-        self.proc: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> DaphneProcess:
         return self.start()
@@ -57,47 +52,12 @@ class DaphneProcess:
     def start(self, timeout: float = 30.0) -> DaphneProcess:
         for folder in ("data", "workspace"):
             (self.base / folder).mkdir(parents=True, exist_ok=True)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", RUN],
-            cwd=ROOT,
-            env=self.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        found = threading.Event()
-
-        def read() -> None:
-            assert self.proc is not None and self.proc.stdout is not None
-            for line in self.proc.stdout:
-                self.lines.append(line.rstrip())
-                if line.startswith("listening on ") and not found.is_set():
-                    self.url = f"http://127.0.0.1:{int(line.split()[-1])}"
-                    found.set()
-
-        self._reader = threading.Thread(target=read, daemon=True)
-        self._reader.start()
-        deadline = time.monotonic() + timeout
-        while not found.wait(0.05):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError("daphne did not start:\n" + "\n".join(self.lines[-30:]))
+        self._spawn("daphne", [sys.executable, "-c", RUN], self.env, _listening_url, timeout)
         return self
 
-    def stop(self) -> None:
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-        if self.proc.stdout is not None:
-            self._reader.join(timeout=5)
-            self.proc.stdout.close()
-        self.proc = None
+
+def _listening_url(line: str) -> str | None:
+    return f"http://127.0.0.1:{int(line.split()[-1])}" if line.startswith("listening on ") else None
 
 
 def closed_port() -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.support.daphne_process import ROOT
+from tests.support.served_process import ROOT
 
 TOKEN = "worker-metrics-token-77aa01"
 
