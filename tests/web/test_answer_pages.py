@@ -4,14 +4,11 @@ runtime and event history, pages through the Django test client."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.contrib.auth import get_user_model
-from django.test import AsyncClient, override_settings
+from django.test import AsyncClient
 
 from a2aconsole.core import pending
 from a2aconsole.core.config import ClientSettings
@@ -20,9 +17,8 @@ from a2aconsole.core.results import PREVIEW_CHARS
 from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.chats import aresolve
 from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
-from a2aconsole.web.process.runtime import Runtime
 from tests.support.agent_process import agent_process
-from tests.support.agents import TestAgent, long_text
+from tests.support.agents import long_text
 from tests.support.memory import reset_peak, status_kb
 from tests.support.runtime import fresh_runtime
 from tests.support.sends import send
@@ -37,30 +33,8 @@ TEXT_FILE = "inbox/a2a/bot/long.txt"
 
 
 @pytest.fixture
-def space(tmp_path: Path) -> Iterator[Workspace]:
-    w = Workspace(tmp_path / "ws")
-    w.root.mkdir(parents=True)
-    with override_settings(WORKSPACE_DIR=w.root):
-        yield w
-
-
-@pytest.fixture
-async def console(space: Workspace, make_agent) -> AsyncIterator[tuple[Runtime, WaitableSink, TestAgent]]:
-    await ChatTarget.objects.acreate(id="console", name="Console", workspace=str(space.root))
-    agent = make_agent(push=False)
-    space.save_agents([{"name": "bot", "url": agent.url}], None)
-    events = WaitableSink(ChannelsBroadcast())
-    async with fresh_runtime(client_settings=SETTINGS, events=events) as rt:
-        await rt.start_registry([space])
-        yield rt, events, agent
-
-
-@pytest.fixture
-async def owner() -> AsyncClient:
-    user = await sync_to_async(get_user_model().objects.create_user)("owner", password="a long password 1")
-    c = AsyncClient()
-    await c.aforce_login(user)
-    return c
+def client_settings() -> ClientSettings:
+    return SETTINGS
 
 
 async def _pages(owner: AsyncClient, task_id: str) -> dict[str, str]:
@@ -78,11 +52,11 @@ async def _pages(owner: AsyncClient, task_id: str) -> dict[str, str]:
     return out
 
 
-async def test_a_long_answer_is_a_file_and_pages_show_a_preview(console, owner: AsyncClient, space: Workspace) -> None:
-    rt, events, _ = console
+async def test_a_long_answer_is_a_file_and_pages_show_a_preview(watching, owner: AsyncClient, ws: Workspace) -> None:
+    rt, events, _ = watching
     sent = await send(owner, {"agent": "bot", "message": f"bigtext {LONG}"})
     assert sent.status_code == 200
-    assert (space.root / TEXT_FILE).read_text() == long_text(LONG).strip()  # the whole text, saved
+    assert (ws.root / TEXT_FILE).read_text() == long_text(LONG).strip()  # the whole text, saved
     [row] = await sync_to_async(list)(TaskEvent.objects.filter(kind="result"))
     assert len(row.text) < PREVIEW_CHARS + 200 and row.data["textFiles"][0]["file"] == TEXT_FILE
     pages = {"reply": sent.content.decode(), **await _pages(owner, row.task_id)}
@@ -97,12 +71,12 @@ async def test_a_long_answer_is_a_file_and_pages_show_a_preview(console, owner: 
 
 
 @pytest.mark.timeout(180)
-async def test_a_100_mb_answer_costs_little_memory_and_no_page_grows(space: Workspace, owner: AsyncClient) -> None:
+async def test_a_100_mb_answer_costs_little_memory_and_no_page_grows(ws: Workspace, owner: AsyncClient) -> None:
     """The issue's target, through the console: the agent (in its own process, so its memory is its own)
     answers 100 MB, chunked; the console's RSS grows by less than 50 MB and every page stays under 1 MB."""
-    await ChatTarget.objects.acreate(id="console", name="Console", workspace=str(space.root))
+    await ChatTarget.objects.acreate(id="console", name="Console", workspace=str(ws.root))
     with agent_process(chunked=True) as url:
-        space.save_agents([{"name": "big", "url": url}], None)
+        ws.save_agents([{"name": "big", "url": url}], None)
         async with fresh_runtime(client_settings=replace(SETTINGS, wait_seconds=60)):  # the agent takes its time
             warm = await send(owner, {"agent": "big", "message": "hello"})
             assert "echo: hello" in warm.content.decode()
@@ -118,18 +92,18 @@ async def test_a_100_mb_answer_costs_little_memory_and_no_page_grows(space: Work
     assert "agent &quot;big&quot; answered more than 14 MB to " in reply
     for name, html in pages.items():
         assert len(html.encode()) < MB, f"{name}: {len(html.encode())} bytes"
-    assert not space.inbox_dir.exists() and pending.read(space).records == []
+    assert not ws.inbox_dir.exists() and pending.read(ws).records == []
 
 
 async def test_a_long_answer_delivered_by_a_watch_is_a_preview_in_the_inbox(
-    space: Workspace, owner: AsyncClient, make_agent
+    ws: Workspace, owner: AsyncClient, make_agent
 ) -> None:
-    await ChatTarget.objects.acreate(id="console", name="Console", workspace=str(space.root))
+    await ChatTarget.objects.acreate(id="console", name="Console", workspace=str(ws.root))
     agent = make_agent(push=False)
-    space.save_agents([{"name": "bot", "url": agent.url}], None)
+    ws.save_agents([{"name": "bot", "url": agent.url}], None)
     events = WaitableSink(ChannelsBroadcast())
     async with fresh_runtime(client_settings=replace(SETTINGS, wait_seconds=0.2), events=events) as rt:
-        await rt.start_registry([space])
+        await rt.start_registry([ws])
         out = await rt.tool.run("send", {"agent": "bot", "message": f"bigtext {LONG} later"}, await aresolve("console"))
         assert out.get("state") == "working", out
         agent.release("later")
@@ -145,7 +119,7 @@ async def test_a_long_answer_delivered_by_a_watch_is_a_preview_in_the_inbox(
 
 
 @pytest.mark.parametrize("url", ["javascript:alert(document.cookie)", "data:text/html,<script>alert(1)</script>"])
-async def test_a_link_that_is_not_http_is_shown_as_text(console, owner: AsyncClient, url: str) -> None:
+async def test_a_link_that_is_not_http_is_shown_as_text(watching, owner: AsyncClient, url: str) -> None:
     sent = await send(owner, {"agent": "bot", "message": f"link {url}"})
     assert sent.status_code == 200 and "a link for you" in sent.content.decode()
     [row] = await sync_to_async(list)(TaskEvent.objects.filter(kind="result"))
@@ -160,18 +134,18 @@ async def test_a_link_that_is_not_http_is_shown_as_text(console, owner: AsyncCli
         assert "<script>alert(1)" not in html, name
 
 
-async def test_an_http_link_is_a_link(console, owner: AsyncClient) -> None:
+async def test_an_http_link_is_a_link(watching, owner: AsyncClient) -> None:
     sent = await send(owner, {"agent": "bot", "message": "link https://files.example/r.pdf"})
     assert 'href="https://files.example/r.pdf" rel="noopener noreferrer"' in sent.content.decode()
 
 
 async def test_the_console_reads_answers_within_max_response_bytes(
-    space: Workspace, owner: AsyncClient, make_agent
+    ws: Workspace, owner: AsyncClient, make_agent
 ) -> None:
     """`A2AClient__MaxResponseBytes` (here 64 KB) is the console's budget, not only the tool's default."""
-    await ChatTarget.objects.acreate(id="console", name="Console", workspace=str(space.root))
+    await ChatTarget.objects.acreate(id="console", name="Console", workspace=str(ws.root))
     agent = make_agent(streaming=False, push=False)
-    space.save_agents([{"name": "bot", "url": agent.url}], None)
+    ws.save_agents([{"name": "bot", "url": agent.url}], None)
     async with fresh_runtime(client_settings=replace(SETTINGS, max_response_bytes=64 * 1024)):
         small = await send(owner, {"agent": "bot", "message": "bigtext 30000"})
         big = await send(owner, {"agent": "bot", "message": "bigtext 100000"})

@@ -4,25 +4,17 @@ while the chat target still gets the spec's text. Real loopback agents, the real
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
-
 import pytest
 from asgiref.sync import sync_to_async
-from django.contrib.auth import get_user_model
 from django.template.loader import render_to_string
-from django.test import AsyncClient, override_settings
+from django.test import AsyncClient
 
 from a2aconsole.core.config import ClientSettings
 from a2aconsole.core.files.workspace import Workspace
-from a2aconsole.web.broadcast import ChannelsBroadcast
 from a2aconsole.web.chats import aresolve
-from a2aconsole.web.models import ChatTarget, InboxItem, TaskEvent
-from a2aconsole.web.process.runtime import Runtime
-from tests.support.agents import TestAgent
-from tests.support.runtime import fresh_runtime
+from a2aconsole.web.models import InboxItem, TaskEvent
 from tests.support.sends import send
-from tests.support.watching import WaitableSink, add_record, settled_at_agent, start_task
+from tests.support.watching import add_record, settled_at_agent, start_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -32,31 +24,8 @@ REPORT = "inbox/a2a/bot/report.pdf"
 
 
 @pytest.fixture
-def space(tmp_path: Path) -> Iterator[Workspace]:
-    w = Workspace(tmp_path / "ws")
-    w.root.mkdir(parents=True)
-    with override_settings(WORKSPACE_DIR=w.root):
-        yield w
-
-
-@pytest.fixture
-async def console(space: Workspace, make_agent) -> AsyncIterator[tuple[Runtime, WaitableSink, TestAgent]]:
-    """The `console` chat (web inbox) over `space`, its agent `bot`, and a worker runtime following watches."""
-    await ChatTarget.objects.acreate(id="console", name="Console", workspace=str(space.root))
-    agent = make_agent(push=False)
-    space.save_agents([{"name": "bot", "url": agent.url}], None)
-    events = WaitableSink(ChannelsBroadcast())
-    async with fresh_runtime(client_settings=SETTINGS, events=events) as rt:
-        await rt.start_registry([space])
-        yield rt, events, agent
-
-
-@pytest.fixture
-async def owner() -> AsyncClient:
-    user = await sync_to_async(get_user_model().objects.create_user)("owner", password="a long password 1")
-    c = AsyncClient()
-    await c.aforce_login(user)
-    return c
+def client_settings() -> ClientSettings:
+    return SETTINGS
 
 
 async def _pages(owner: AsyncClient, task_id: str) -> dict[str, str]:
@@ -69,8 +38,8 @@ async def _pages(owner: AsyncClient, task_id: str) -> dict[str, str]:
     return out
 
 
-async def test_watch_delivered_result_shows_its_final_text(console, owner: AsyncClient) -> None:
-    rt, events, agent = console
+async def test_watch_delivered_result_shows_its_final_text(watching, owner: AsyncClient) -> None:
+    rt, events, agent = watching
     out = await rt.tool.run("send", {"agent": "bot", "message": "hold late"}, await aresolve("console"))
     assert out.get("state") == "working" and out.get("taskId"), out
     agent.release("late")
@@ -85,14 +54,14 @@ async def test_watch_delivered_result_shows_its_final_text(console, owner: Async
         assert "<p>[A2A" not in html, name  # the header text is the chat's, not the console's
 
 
-async def test_watch_delivered_files_get_download_links(console, owner: AsyncClient, space: Workspace) -> None:
-    rt, events, _ = console
-    task = await start_task(rt.remote, space, "bot", "file")
-    conn = await rt.remote.connect(space.read_agents().get("bot"))
+async def test_watch_delivered_files_get_download_links(watching, owner: AsyncClient, ws: Workspace) -> None:
+    rt, events, _ = watching
+    task = await start_task(rt.remote, ws, "bot", "file")
+    conn = await rt.remote.connect(ws.read_agents().get("bot"))
     await settled_at_agent(conn, task.id, "completed")
-    record = await add_record(space, task, "bot", rt.clock, target="console", source="poll")
+    record = await add_record(ws, task, "bot", rt.clock, target="console", source="poll")
     assert rt.registry is not None
-    await rt.registry.arm(space, record)
+    await rt.registry.arm(ws, record)
     rt.registry.wake(record.watch_id)  # check now, not after the first poll nap
     await events.until_kind("delivered")
 
@@ -104,14 +73,14 @@ async def test_watch_delivered_files_get_download_links(console, owner: AsyncCli
     assert got.status_code == 200 and b"".join(got.streaming_content).startswith(b"%PDF")
 
 
-async def test_watch_delivered_question_is_answerable(console, owner: AsyncClient, space: Workspace) -> None:
-    rt, events, _ = console
-    task = await start_task(rt.remote, space, "bot", "ask")
-    conn = await rt.remote.connect(space.read_agents().get("bot"))
+async def test_watch_delivered_question_is_answerable(watching, owner: AsyncClient, ws: Workspace) -> None:
+    rt, events, _ = watching
+    task = await start_task(rt.remote, ws, "bot", "ask")
+    conn = await rt.remote.connect(ws.read_agents().get("bot"))
     await settled_at_agent(conn, task.id, "input-required")
-    record = await add_record(space, task, "bot", rt.clock, target="console", source="poll")
+    record = await add_record(ws, task, "bot", rt.clock, target="console", source="poll")
     assert rt.registry is not None
-    await rt.registry.arm(space, record)
+    await rt.registry.arm(ws, record)
     rt.registry.wake(record.watch_id)
     await events.until_kind("delivered")
 
