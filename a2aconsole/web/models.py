@@ -270,6 +270,32 @@ class TaskRecord(models.Model):
             models.Index(
                 fields=["started_at", "id"], condition=models.Q(run_seconds__isnull=True), name="task_record_running"
             ),
+            # agent: and chat: (a few percent of the tasks each) with each sort, and state: by duration (it reads
+            # one part only: `task_pages.read_page`): without them the matches are all read and sorted
+            models.Index(
+                fields=["state", "run_seconds", "id"],
+                condition=models.Q(run_seconds__isnull=False),
+                name="task_record_state_duration",
+            ),
+            models.Index(
+                fields=["agent", "run_seconds", "id"],
+                condition=models.Q(run_seconds__isnull=False),
+                name="task_record_agent_duration",
+            ),
+            models.Index(
+                fields=["agent", "started_at", "id"],
+                condition=models.Q(run_seconds__isnull=True),
+                name="task_record_agent_running",
+            ),
+            models.Index(
+                fields=["target", "run_seconds", "id"],
+                condition=models.Q(run_seconds__isnull=False),
+                name="task_record_target_duration",
+            ),
+            models.Index(fields=["agent", "updated_at", "id"], name="task_record_agent_updated"),
+            models.Index(fields=["target", "updated_at", "id"], name="task_record_target_updated"),
+            models.Index(fields=["agent", "target", "started_at", "id"], name="task_record_agent_target"),
+            models.Index(fields=["target", "agent", "started_at", "id"], name="task_record_target_agent"),
             # the live tabs' progress mark (`task_index.progress_at`): the latest line told, every few seconds
             models.Index(fields=["progress_at"], name="task_record_progress_at"),
         ]

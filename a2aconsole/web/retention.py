@@ -4,6 +4,9 @@ deleted with their events, once a day, so the Tasks page's history stays the siz
 Bounded so it never competes with serving: `BATCH` tasks per transaction (a short write lock on SQLite), a pause
 between batches, at most `BUDGET` seconds a day (what is left waits for the next day). A task still running, or
 still in a watch record of `pending.json` (a result not yet delivered), is never pruned. 0 keeps everything.
+
+The same daily run then refreshes SQLite's statistics of the task table (`refresh_statistics`), whatever the
+retention.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
 from channels.db import database_sync_to_async
-from django.db import transaction
+from django.db import connection, transaction
 
 from a2aconsole.core.clock import Clock
 from a2aconsole.web.models import TaskEvent, TaskRecord
@@ -46,8 +49,20 @@ def prune_batch(cutoff: datetime, keep: set[Pair], batch: int = BATCH) -> int:
     return len(doomed)
 
 
+def refresh_statistics() -> None:
+    """SQLite: the query planner's statistics of the task table (`ANALYZE`). Without them it takes any filter's
+    index to match a few rows, so it reads all of a common filter's matches and sorts them (`agent:` sorted by
+    chat: 370 ms at a million tasks) where reading the sort's index would stop at a page (0.2 ms), and scans a
+    state's index for a rare word's ten tasks (190 ms). A few seconds at a million tasks, once a day; readers go
+    on meanwhile (WAL), writers wait. PostgreSQL's autovacuum keeps its own."""
+    if connection.vendor == "sqlite":
+        with connection.cursor() as c:
+            c.execute("ANALYZE web_taskrecord")
+
+
 class Retention:
-    """The daily prune. `watched`: the (agent, task id) of every watch record, read before each day's prune."""
+    """The daily prune, then the statistics. `watched`: the (agent, task id) of every watch record, read before
+    each day's prune."""
 
     def __init__(
         self,
@@ -83,11 +98,13 @@ class Retention:
         return total
 
     async def run_forever(self) -> None:
-        """Prune a while after the start, then once a day; a failure is logged and tried again the next day."""
+        """Prune and refresh the statistics a while after the start, then once a day; a failure is logged and
+        tried again the next day."""
         await self.clock.sleep(FIRST)
         while True:
             try:
                 await self.prune()
+                await database_sync_to_async(refresh_statistics)()
             except Exception:
                 log.exception("history retention failed; trying again tomorrow")
             await self.clock.sleep(DAY)

@@ -117,35 +117,43 @@ def cursor_of(sort: str, row: TaskRecord, position: int | None) -> Cursor:
     return Cursor(sort, key, position)
 
 
-def _parts(sort: str, descending: bool, cursor: Cursor | None, now: datetime) -> list[tuple[Q, list[str]]]:
-    """What to read for the rows past `cursor` in this direction: (restriction, order) per index read."""
+def _parts(
+    sort: str, descending: bool, cursor: Cursor | None, now: datetime, finished: bool | None
+) -> list[tuple[Q, list[str]]]:
+    """What to read for the rows past `cursor` in this direction: (restriction, order) per index read.
+    `finished`: see `read_page`."""
     column = sort.lstrip("-")
     if column != "duration":
         fields = KEYS[column]
         order = [f"-{f}" if descending else f for f in fields]
         return [(Q() if cursor is None else _past(fields, _values(cursor), descending), order)]
     # ascending: finished by (run_seconds, id), running by how long so far (started_at descending), id descending
-    finished, running = Q(run_seconds__isnull=False), Q(run_seconds__isnull=True)
+    done, running = Q(run_seconds__isnull=False), Q(run_seconds__isnull=True)
     if cursor is not None:
         values = _values(cursor)
         if cursor.key[0] == "f":  # past a finished row of R seconds
             seconds = values[0]
-            finished &= _past(("run_seconds", "id"), values, descending)
+            done &= _past(("run_seconds", "id"), values, descending)
             since = now - timedelta(seconds=seconds)
             running &= Q(started_at__gte=since) if descending else Q(started_at__lt=since)
         else:  # past a running row started at S
             seconds = (now - values[0]).total_seconds()
-            finished &= Q(run_seconds__lt=seconds) if descending else Q(run_seconds__gte=seconds)
+            done &= Q(run_seconds__lt=seconds) if descending else Q(run_seconds__gte=seconds)
             running &= _past(("started_at", "id"), values, not descending)
     if descending:
-        return [(finished, ["-run_seconds", "-id"]), (running, ["started_at", "id"])]
-    return [(finished, ["run_seconds", "id"]), (running, ["-started_at", "-id"])]
+        parts = [(done, ["-run_seconds", "-id"]), (running, ["started_at", "id"])]
+    else:
+        parts = [(done, ["run_seconds", "id"]), (running, ["-started_at", "-id"])]
+    return parts if finished is None else [parts[0 if finished else 1]]
 
 
-def _read(qs: QuerySet[TaskRecord], sort: str, descending: bool, cursor: Cursor | None, n: int) -> list[TaskRecord]:
+def _read(
+    qs: QuerySet[TaskRecord], sort: str, descending: bool, cursor: Cursor | None, n: int, finished: bool | None
+) -> list[TaskRecord]:
     """The first `n` rows past `cursor` in this direction: each part read `n` rows at most, merged."""
     now = timezone.now()
-    rows = [r for where, order in _parts(sort, descending, cursor, now) for r in qs.filter(where).order_by(*order)[:n]]
+    parts = _parts(sort, descending, cursor, now, finished)
+    rows = [r for where, order in parts for r in qs.filter(where).order_by(*order)[:n]]
     return sorted(rows, key=lambda r: _key(sort, r, now), reverse=descending)[:n]
 
 
@@ -174,12 +182,15 @@ class Page:
 
 def read_page(
     qs: QuerySet[TaskRecord], sort: str, matched: int, after: Cursor | None = None, before: Cursor | None = None,
-    last: bool = False,
+    last: bool = False, finished: bool | None = None,
 ) -> Page:  # fmt: skip
-    """The page after `after`, before `before`, the last one, or else the first. `matched`: the capped count."""
+    """The page after `after`, before `before`, the last one, or else the first. `matched`: the capped count.
+    `finished`: every row of `qs` is finished (True) or running (False), as a `state:` filter says (a task's
+    `run_seconds` is set exactly when its state is final: `task_index.fold`), so the duration sort reads one
+    part only: the other part's read, its filter matching no row, would read the whole of its index."""
     descending = sort.startswith("-")
     if before is not None or last:
-        rows = _read(qs, sort, not descending, before, PAGE_SIZE + 1)[::-1]
+        rows = _read(qs, sort, not descending, before, PAGE_SIZE + 1, finished)[::-1]
         more = len(rows) > PAGE_SIZE
         rows = rows[1:] if more else rows
         if more or last:
@@ -190,9 +201,9 @@ def read_page(
             start = start if start is None or start > 0 else None
             return _page(sort, rows, start, more, not last and bool(rows))
         # nothing before these: the first page, filled (rows may have come and gone since the link was made)
-    rows = _read(qs, sort, descending, after, PAGE_SIZE + 1)
+    rows = _read(qs, sort, descending, after, PAGE_SIZE + 1, finished)
     if after is not None and not rows:  # past the end (the rows after it are gone): the last page
-        return read_page(qs, sort, matched, last=True)
+        return read_page(qs, sort, matched, last=True, finished=finished)
     more, rows = len(rows) > PAGE_SIZE, rows[:PAGE_SIZE]
     start = 1 if after is None else (after.position + 1 if after.position else None)
     return _page(sort, rows, start, after is not None and bool(rows), more)

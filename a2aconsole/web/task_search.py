@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.db import connection
 from django.db.models import Q
 
 from a2aconsole.web import task_fts
@@ -33,9 +34,24 @@ def key_filter(key: str, value: str) -> Q:
     if key == "state":
         return Q(state=value)
     if key in INDEXED:
-        names = TaskRecord.objects.order_by().values_list(key, flat=True).distinct()
-        return Q(**{f"{key}__in": [n for n in names if n.lower() == value]})
+        return Q(**{f"{key}__in": [n for n in names(key) if n.lower() == value]})
     return Q(**{f"{key}__iexact": value})
+
+
+def names(column: str) -> list[str]:
+    """The distinct values of an `INDEXED` column, one index seek each (each next one past the last): a
+    `DISTINCT` reads every row's entry, 50 ms on SQLite and more on PostgreSQL (which has no skip scan) at a
+    million tasks, for a few dozen agents or chats."""
+    assert column in INDEXED, column
+    table = TaskRecord._meta.db_table
+    sql = (
+        f"WITH RECURSIVE seen(name) AS (SELECT min({column}) FROM {table} UNION ALL"
+        f" SELECT (SELECT min({column}) FROM {table} WHERE {column} > seen.name) FROM seen"
+        " WHERE seen.name IS NOT NULL) SELECT name FROM seen WHERE name IS NOT NULL"
+    )
+    with connection.cursor() as c:
+        c.execute(sql)
+        return [row[0] for row in c.fetchall()]
 
 
 @dataclass
@@ -57,7 +73,7 @@ def word_filter(term: str) -> Words:
             hit &= task_fts.having(word)
             rare = True
         else:
-            hit &= Q(search_words__contains=word)
+            hit &= task_fts.scanned(word)
     short = [w for w in words if len(w) < task_fts.SHORTEST]
     if len(words) > 1:  # a phrase: its words are there; is the phrase itself?
         phrase = Q()

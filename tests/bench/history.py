@@ -1,6 +1,6 @@
 """Benchmark (a script, not collected by pytest): the Tasks page over a history of a million tasks.
 
-    .venv/bin/python -m tests.bench.history [--tasks 1000000] [--runs 20] [--postgres] [--explain]
+    .venv/bin/python -m tests.bench.history [--tasks 1000000] [--runs 20] [--postgres] [--explain] [--keep]
 
 Generates the history as the console keeps it: task rows (`TaskRecord`, folded as `task_index.fold` does, their
 `search_words` too) and six events a task (sent, watch armed, working, progress, result, delivered; a running task
@@ -9,6 +9,10 @@ words are rare (a reference ten tasks share), middling (one of 200 project names
 Loaded fast (the indexes and the SQLite FTS triggers dropped, rows written with executemany on SQLite, COPY on
 PostgreSQL, then the indexes made and the FTS index filled, as the migrations make them), into a fresh SQLite
 database in a temporary folder, or with `--postgres` a throwaway database on 127.0.0.1:5432 (trust; dropped after).
+With `--keep` the history is kept (SQLite: in `KEPT`, named by the number of tasks; PostgreSQL: not dropped) and
+a later `--keep` run of the same size reuses it, the migrations since applied to it: generating a million tasks
+takes minutes. On SQLite the planner's statistics are then refreshed as the daily upkeep does
+(`retention.refresh_statistics`).
 
 Then times each Tasks page query as the server renders it (the Django test client: middleware, view, queries,
 template): the first page, each filter, each sort, free text with rare / middling / common / short words and
@@ -35,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 BENCH_DB = "a2aconsole_bench_history"
+KEPT = Path(tempfile.gettempdir()) / "a2a-bench-history"  # `--keep`: the SQLite histories, by size
 AGENTS = [
     f"agent-{n}" for n in ("travel", "poet", "research", "coder", "helper", "sales", "legal", "ops", "hr", "data")
 ]
@@ -74,6 +79,15 @@ def queries(tasks: int) -> dict[str, str]:
         "state:failed sort agent": "/tasks/?q=state%3Afailed&sort=agent",
         "state:completed sort -duration": "/tasks/?q=state%3Acompleted&sort=-duration",
         "agent: sort -duration": f"/tasks/?q=agent%3A{AGENTS[3]}&sort=-duration",
+        "state:working sort duration": "/tasks/?q=state%3Aworking&sort=duration",
+        "chat: sort -duration": "/tasks/?q=chat%3Aops-room&sort=-duration",
+        "source: sort -duration": "/tasks/?q=source%3Apush&sort=-duration",
+        "agent: sort -updated": f"/tasks/?q=agent%3A{AGENTS[3]}&sort=-updated",
+        "chat: sort state": "/tasks/?q=chat%3Aops-room&sort=state",
+        "source: sort agent": "/tasks/?q=source%3Apoll&sort=agent",
+        "chat: sort -updated": "/tasks/?q=chat%3Aops-room&sort=-updated",
+        "agent: sort chat": f"/tasks/?q=agent%3A{AGENTS[3]}&sort=chat",
+        "chat: sort agent": "/tasks/?q=chat%3Aops-room&sort=agent",
         "text rare (10 tasks)": "/tasks/?q=ref04242",
         f"text middling ({tasks // 200:,} tasks)": f"/tasks/?q={mid}",
         "text common (60%)": "/tasks/?q=report",
@@ -241,8 +255,8 @@ def load(n: int) -> float:
             c.execute(task_fts.FILL)
         else:
             c.execute("SELECT setval(pg_get_serial_sequence('web_taskrecord', 'id'), %s)", [n])
-            c.execute("ANALYZE web_taskrecord")  # as autovacuum would after such a load
-            c.execute("ANALYZE web_taskevent")
+            for table in TABLES:  # as autovacuum would after such a load (the visibility map: index-only scans)
+                c.execute(f"VACUUM ANALYZE {table}")
     return time.perf_counter() - start
 
 
@@ -287,17 +301,25 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--postgres", action="store_true")
     ap.add_argument("--explain", action="store_true")
+    ap.add_argument("--keep", action="store_true", help="keep the history, reuse one kept of this size")
     args = ap.parse_args()
 
-    os.environ["A2ACONSOLE_DATA"] = tempfile.mkdtemp(prefix="a2a-bench-history-")
+    if args.keep and not args.postgres:
+        data = KEPT / str(args.tasks)
+        data.mkdir(parents=True, exist_ok=True)
+        os.environ["A2ACONSOLE_DATA"] = str(data)
+    else:
+        os.environ["A2ACONSOLE_DATA"] = tempfile.mkdtemp(prefix="a2a-bench-history-")
     os.environ["A2ACONSOLE_WORKSPACE"] = tempfile.mkdtemp(prefix="a2a-bench-ws-")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "a2aconsole.settings")
     if args.postgres:
         import psycopg
 
         with psycopg.connect(ADMIN, autocommit=True) as c:
-            c.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
-            c.execute(f'CREATE DATABASE "{BENCH_DB}"')
+            kept = args.keep and c.execute("SELECT 1 FROM pg_database WHERE datname = %s", [BENCH_DB]).fetchone()
+            if not kept:
+                c.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
+                c.execute(f'CREATE DATABASE "{BENCH_DB}"')
         os.environ["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{BENCH_DB}"
     else:
         os.environ.pop("DATABASE_URL", None)
@@ -312,13 +334,29 @@ def main() -> None:
 
     try:
         settings.ALLOWED_HOSTS = ["*"]
+        start = time.perf_counter()
         call_command("migrate", verbosity=0)
-        user = get_user_model().objects.create_user("owner", password="a long bench password")
+        print(f"migrated in {time.perf_counter() - start:.1f} s", flush=True)
+        user, _ = get_user_model().objects.get_or_create(username="owner")
         client = Client()
         client.force_login(user)
-        print(f"{connection.vendor}: loading {args.tasks:,} tasks, {args.tasks * 6:,} events", flush=True)
-        took = load(args.tasks)
-        print(f"loaded in {took:.0f} s; load average {os.getloadavg()[0]:.2f}", flush=True)
+        from a2aconsole.web.models import TaskRecord
+
+        if args.keep and TaskRecord.objects.count() == args.tasks:
+            print(f"{connection.vendor}: reusing the kept history of {args.tasks:,} tasks", flush=True)
+        else:
+            with connection.cursor() as c:  # a kept history of another size, or a load cut short
+                for table in TABLES:
+                    c.execute(f"DELETE FROM {table}")
+            print(f"{connection.vendor}: loading {args.tasks:,} tasks, {args.tasks * 6:,} events", flush=True)
+            took = load(args.tasks)
+            print(f"loaded in {took:.0f} s; load average {os.getloadavg()[0]:.2f}", flush=True)
+        if connection.vendor == "sqlite":  # as the daily upkeep has (PostgreSQL: ANALYZE in `load`, autovacuum)
+            from a2aconsole.web.retention import refresh_statistics
+
+            start = time.perf_counter()
+            refresh_statistics()
+            print(f"statistics refreshed in {time.perf_counter() - start:.1f} s", flush=True)
         urls = queries(args.tasks)
         first = client.get("/tasks/").content.decode()
         [after] = re.findall(r'<a href="(\?after=[^"]+)" rel="next">', first)
@@ -335,7 +373,7 @@ def main() -> None:
                     print(f"    {line}")
         print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; over target: {over or 'none'}")
     finally:
-        if args.postgres:
+        if args.postgres and not args.keep:
             connection.close()
             import psycopg
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.db import connection
 
 from a2aconsole.web import retention
 from a2aconsole.web.models import TaskEvent, TaskRecord
@@ -96,3 +97,33 @@ async def test_runs_a_while_after_the_start_then_daily() -> None:
 async def test_zero_days_keeps_everything() -> None:
     await sync_to_async(history)(3)
     assert await Retention(0, FakeClock(NOW), watched).prune() == 0 and await TaskRecord.objects.acount() == 7
+
+
+def planner_statistics(drop: bool = False) -> int:
+    """SQLite's statistics rows (`ANALYZE`) for the task table's indexes (`drop`: none, to begin with)."""
+    with connection.cursor() as c:
+        if drop:
+            c.execute("DROP TABLE IF EXISTS sqlite_stat1")
+        c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_stat1'")
+        if not c.fetchone()[0]:
+            return 0
+        c.execute("SELECT count(*) FROM sqlite_stat1 WHERE tbl = 'web_taskrecord'")
+        return int(c.fetchone()[0])
+
+
+@pytest.mark.parametrize("days", [30, 0])
+async def test_the_daily_run_refreshes_the_planner_statistics_whatever_the_retention(days: int) -> None:
+    """The planner's statistics of the task table, refreshed each day (with retention or without): without them
+    SQLite reads all of a filter's matches and sorts them where the sort's index would stop at a page."""
+    await sync_to_async(history)(3)
+    assert await sync_to_async(planner_statistics)(drop=True) == 0
+    clock = FakeClock(NOW)
+    job = asyncio.ensure_future(Retention(days, clock, watched).run_forever())
+    try:
+        await clock.wait_for_sleepers(1)
+        await clock.advance(retention.FIRST)
+        await clock.wait_for_sleepers(1)
+        assert await sync_to_async(planner_statistics)() > 0  # a row per index of the task table
+        assert await TaskRecord.objects.acount() == (4 if days else 7)
+    finally:
+        job.cancel()

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from a2aconsole.web.models import TaskRecord
 from a2aconsole.web.task_pages import COUNT_CAP, PAGE_SIZE
@@ -94,3 +96,24 @@ def test_counts_stop_at_the_cap(owner: Client) -> None:
     assert f"1–{PAGE_SIZE} of 1,000+ tasks" in html
     last = page(owner, "?last=1")
     assert f"{PAGE_SIZE} of 1,000+" in last and len(rows(last)) == PAGE_SIZE  # no position past the cap
+
+
+def test_a_state_sorted_by_duration_reads_its_part_only(owner: Client) -> None:
+    """A `state:` filter's tasks are all finished or all running, so the duration sort reads only the index of
+    that part (the other part's read would scan its whole index for no row), and pages through all of them."""
+    now = datetime.now(UTC)
+    took: dict[str, dict[str, float]] = {"completed": {}, "working": {}}
+    for i in range(PAGE_SIZE + 6):
+        done, running = f"d{i:03d}", f"r{i:03d}"
+        emit(done, "sent", text="go", at=T0 + timedelta(hours=i))
+        emit(done, "result", "completed", "done", at=T0 + timedelta(hours=i, seconds=i * 7 % 40 + 1))
+        emit(running, "state", "working", at=now - timedelta(minutes=i * 11 % 30 + 1, seconds=i))
+        took["completed"][done], took["working"][running] = i * 7 % 40 + 1, (i * 11 % 30 + 1) * 60 + i
+    for state, seconds in took.items():
+        longest = sorted(seconds, key=lambda t: (-seconds[t], t))
+        for sort, expected in (("-duration", longest), ("duration", longest[::-1])):
+            with CaptureQueriesContext(connection) as queries:
+                pages = walk(owner, f"?q=state:{state}&sort={sort}", 2)
+            assert [t for p in pages for t in p] == expected, (state, sort)
+            other = '"run_seconds" IS NULL' if state == "completed" else '"run_seconds" IS NOT NULL'
+            assert not [q for q in queries.captured_queries if other in q["sql"]], (state, sort)

@@ -204,8 +204,9 @@ class Runtime:
             self.files = WorkspaceFileWatch(self.files_changed)
             await self.files.watch(self._known)
             self.spawn(self._rescan_forever())
-            if days := getattr(settings, "A2A_HISTORY_DAYS", 0):  # the history's daily prune, with the worker
-                self.spawn(Retention(days, self.clock, self.watched_tasks).run_forever())
+            # the history's daily prune (none for 0 days) and planner statistics, with the worker
+            days = getattr(settings, "A2A_HISTORY_DAYS", 0)
+            self.spawn(Retention(days, self.clock, self.watched_tasks).run_forever())
             if self.leases.expires:
                 self.spawn(self._keep_leases_forever())
                 self.spawn(wakeups.listen(self))

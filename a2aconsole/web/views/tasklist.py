@@ -142,7 +142,10 @@ def listing(
     after = _cursor(where.get("after", ""), sort, errors)
     before = None if after else _cursor(where.get("before", ""), sort, errors)
     matched = task_pages.count(qs)
-    current = task_pages.read_page(qs, sort, matched, after, before, last=bool(where.get("last")) and not after)
+    state = query.filters.get("state")
+    finished = None if state is None else state in task_index.TERMINAL
+    last = bool(where.get("last")) and not after
+    current = task_pages.read_page(qs, sort, matched, after, before, last=last, finished=finished)
     now = timezone.now()
     today = timezone.localdate(now)
     rows = [_row(r, now, today) for r in current.rows]
