@@ -190,7 +190,7 @@ async def test_a_stopping_worker_ends_its_own_tasks_before_it_closes_the_lease_s
         await rt.start_registry([workspace])
         assert rt.leases.holds(workspace)
         await clock.until(lambda s: HEARTBEAT in s and RESCAN_SECONDS in s)  # both asleep, the listener waits
-        assert len([t for t in rt._tasks if not t.done()]) == 3
+        assert len([t for t in rt._tasks if not t.done()]) == 4  # and the history's daily run
     finally:
         await rt.aclose()
     assert store.running_at_close == []
