@@ -50,7 +50,7 @@ _seqs: OrderedDict[str, int] = OrderedDict()
 
 
 def _said(event: Event) -> tuple[Any, ...]:
-    """What an outcome event says, as `_repeats` compares it."""
+    """What an outcome event says, as `_store_batch` compares it with the task's last outcome."""
     return (event.kind, event.state, event.text, _outcome_data(event.data))
 
 
@@ -93,7 +93,7 @@ def _status_only(event: Event) -> bool:
     return event.kind == "progress" and isinstance(event.data, dict) and event.data.get("kind") == "status"
 
 
-OUTCOME_KINDS = (*REPEATABLE, "sent")  # what `_repeats` compares an outcome with: the task's latest of these
+OUTCOME_KINDS = (*REPEATABLE, "sent")  # what `_store_batch` compares an outcome with: the task's latest of these
 
 
 def _last_outcome(agent: str, task_id: str) -> tuple[Any, ...] | None:
